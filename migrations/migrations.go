@@ -1,0 +1,139 @@
+// Package migrations holds Parley's schema as versioned, append-only SQL
+// files, one folder per dialect, and applies them in order. A landed file is
+// never edited: a change is a new file with the next number, in both folders,
+// and a test checks that both dialects end with the same tables, columns and
+// indexes.
+package migrations
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+//go:embed postgres/*.sql sqlite/*.sql
+var files embed.FS
+
+// Migration is one schema version for one dialect.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// advisoryLock serializes concurrent migrators (several servers starting at
+// once) on PostgreSQL. SQLite needs none: its transactions begin immediate.
+const advisoryLock = 0x7061726c6579 // "parley"
+
+// List returns the migrations of a dialect ("postgres" or "sqlite") in order.
+func List(dialect string) ([]Migration, error) {
+	names, err := fs.Glob(files, dialect+"/*.sql")
+	if err != nil || len(names) == 0 {
+		return nil, fmt.Errorf("migrations: no files for dialect %q", dialect)
+	}
+	sort.Strings(names)
+	out := make([]Migration, 0, len(names))
+	for _, name := range names {
+		base := strings.TrimSuffix(path.Base(name), ".sql")
+		num, rest, ok := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version != len(out)+1 {
+			return nil, fmt.Errorf("migrations: %s: want version %04d_<name>.sql", name, len(out)+1)
+		}
+		body, err := files.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("migrations: read %s: %w", name, err)
+		}
+		out = append(out, Migration{Version: version, Name: rest, SQL: string(body)})
+	}
+	return out, nil
+}
+
+// Latest is the newest schema version this build knows.
+func Latest(dialect string) (int, error) {
+	list, err := List(dialect)
+	if err != nil {
+		return 0, err
+	}
+	return list[len(list)-1].Version, nil
+}
+
+// Up applies every migration the database lacks, each in its own
+// transaction, and returns the versions it applied.
+func Up(ctx context.Context, db *gorm.DB) ([]int, error) {
+	dialect := db.Dialector.Name()
+	list, err := List(dialect)
+	if err != nil {
+		return nil, err
+	}
+	db = db.WithContext(ctx)
+	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TEXT NOT NULL)`).Error; err != nil {
+		return nil, fmt.Errorf("migrations: create schema_migrations: %w", err)
+	}
+	var applied []int
+	for _, m := range list {
+		done, err := apply(db, dialect, m)
+		if err != nil {
+			return applied, err
+		}
+		if done {
+			applied = append(applied, m.Version)
+		}
+	}
+	return applied, nil
+}
+
+// apply runs one migration unless another process already has.
+func apply(db *gorm.DB, dialect string, m Migration) (bool, error) {
+	done := false
+	err := db.Transaction(func(tx *gorm.DB) error {
+		if dialect == "postgres" {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", advisoryLock).Error; err != nil {
+				return fmt.Errorf("lock: %w", err)
+			}
+		}
+		var n int64
+		if err := tx.Raw("SELECT COUNT(*) FROM schema_migrations WHERE version = ?", m.Version).Scan(&n).Error; err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if err := tx.Exec(m.SQL).Error; err != nil {
+			return err
+		}
+		done = true
+		return tx.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+			m.Version, m.Name, time.Now().UTC().Format(time.RFC3339)).Error
+	})
+	if err != nil {
+		return false, fmt.Errorf("migrations: %04d_%s: %w", m.Version, m.Name, err)
+	}
+	return done, nil
+}
+
+// Current returns the highest version applied to the database (0 if none).
+func Current(ctx context.Context, db *gorm.DB) (int, error) {
+	if !db.Migrator().HasTable("schema_migrations") {
+		return 0, nil
+	}
+	var v *int
+	if err := db.WithContext(ctx).Raw("SELECT MAX(version) FROM schema_migrations").Scan(&v).Error; err != nil {
+		return 0, fmt.Errorf("migrations: current version: %w", err)
+	}
+	if v == nil {
+		return 0, nil
+	}
+	return *v, nil
+}

@@ -1,0 +1,31 @@
+package models
+
+import "time"
+
+// Message is one stored envelope.
+type Message struct {
+	ID       int64 `gorm:"primaryKey"`
+	ThreadID int64
+	ParentID *int64
+	Depth    int // the root is 1
+	Kind     string
+
+	AuthorIdentity  string
+	AuthorExtension string
+	AuthorKind      string // "llm" or "human"
+	AuthorBadge     string // "KI · <label>" for lock holders, else ""
+
+	Body             string
+	ProvenanceModel  string
+	ProvenanceClient string
+	ToIdentity       string
+	ToExtension      string
+	State            string // the state a mark names, else ""
+
+	AwaitingIdentity  string
+	AwaitingExtension string
+	CreatedAt         time.Time
+}
+
+// TableName pins the table name.
+func (Message) TableName() string { return "messages" }

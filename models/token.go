@@ -1,0 +1,20 @@
+package models
+
+import "time"
+
+// Token is a bearer credential. The secret itself is never stored: only
+// PublicID (to find the row) and the SHA-256 of the secret part.
+type Token struct {
+	ID         int64 `gorm:"primaryKey"`
+	PublicID   string
+	SecretHash []byte
+	Identity   string
+	AuthorKind string // "llm" or "human"
+	Label      string
+	Rights     string // comma-separated, e.g. "read,write,lock"
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+}
+
+// TableName pins the table name.
+func (Token) TableName() string { return "tokens" }

@@ -1,0 +1,14 @@
+package models
+
+import "time"
+
+// User is a human account; its identity is "human:" + Name.
+type User struct {
+	ID           int64 `gorm:"primaryKey"`
+	Name         string
+	PasswordHash string // bcrypt
+	CreatedAt    time.Time
+}
+
+// TableName pins the table name.
+func (User) TableName() string { return "users" }

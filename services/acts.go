@@ -1,0 +1,76 @@
+package services
+
+import "slices"
+
+// Kind is a speech act: what a message does (PARLEY.md §4).
+type Kind string
+
+// The nine acts of the core.
+const (
+	Ask     Kind = "ask"
+	Answer  Kind = "answer"
+	Clarify Kind = "clarify"
+	Note    Kind = "note"
+	Propose Kind = "propose"
+	Object  Kind = "object"
+	Decide  Kind = "decide"
+	Mark    Kind = "mark"
+	Reopen  Kind = "reopen"
+)
+
+// profileKinds are the dialectic profile's acts, which this server does not
+// offer yet; they are refused as such rather than as unknown words.
+var profileKinds = []Kind{"assert", "attest", "refute", "verify"}
+
+// ActInfo describes an act for the manifest.
+type ActInfo struct {
+	Kind        Kind   `json:"kind"`
+	Description string `json:"description"`
+	Awaiting    string `json:"awaiting"`
+	Mark        string `json:"mark"`
+}
+
+// Acts is the table of the nine acts, in the order of PARLEY.md §4.
+var Acts = []ActInfo{
+	{Ask, "Ask a question. Without `thread` it opens a new thread whose root it is; `to` may address one identity (and extension).",
+		"`to` if given, else anyone (\"*\")", "new thread → open; inside a thread, none"},
+	{Answer, "Answer the question you reply to (`parent`, default the root).",
+		"the author of the question answered: the nearest ask at or above `parent`, else the thread's creator", "→ answered (allowed from open, answered)"},
+	{Clarify, "Ask the parent's author for a precision instead of guessing.",
+		"the parent's author", "none"},
+	{Note, "Add information or a pointer; expects nothing.",
+		"unchanged: carries the thread's current awaiting forward", "none"},
+	{Propose, "Propose an outcome for the thread to its authority (its creator).",
+		"the thread's creator (identity, any extension)", "none"},
+	{Object, "Dispute the parent message, saying why.",
+		"the parent's author", "none"},
+	{Decide, "Record the thread's decision, usually accepting an answer. Needs authority over the thread (creator, lock, human).",
+		"nobody", "→ decided (allowed from open, answered)"},
+	{Mark, "Set the thread's state named in `state`: closed or a side state (deferred, obsolete, rejected); humans may mark any state. Needs authority over the thread.",
+		"nobody (open: anyone)", "→ `state`"},
+	{Reopen, "Reopen a closed or side-state thread. Closed: its creator, a lock holder or a human; confirmed side state: a lock holder or a human.",
+		"anyone", "→ open (allowed from closed, deferred, obsolete, rejected)"},
+}
+
+func knownKind(k Kind) bool {
+	return slices.ContainsFunc(Acts, func(a ActInfo) bool { return a.Kind == k })
+}
+
+// markOf is the state an envelope marks, or "" when its act carries none.
+func markOf(kind Kind, state State) State {
+	switch kind {
+	case Answer:
+		return Answered
+	case Decide:
+		return Decided
+	case Mark:
+		return state
+	case Reopen:
+		return Open
+	}
+	return ""
+}
+
+// authorityAct reports whether an act needs authority over the thread and
+// is exempt from self_reply (PARLEY.md §6, §7).
+func authorityAct(k Kind) bool { return k == Decide || k == Mark || k == Reopen }

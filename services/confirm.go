@@ -1,0 +1,103 @@
+package services
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// Confirmed answers confirm.
+type Confirmed struct {
+	Thread Thread `json:"thread"`
+}
+
+// Confirm confirms a thread's current proposal (PARLEY.md §5.1). It needs
+// the right lock or a human. The state named must be the thread's current
+// unconfirmed state, so nobody confirms something that changed underneath
+// them. thread is the path parameter; raw is the request body, which holds
+// "state" (and may repeat "thread", as MCP's merged arguments do).
+func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []byte) (Confirmed, error) {
+	if err := need(who, RightRead); err != nil {
+		return Confirmed{}, err
+	}
+	if !who.Human() && !who.Has(RightLock) {
+		return Confirmed{}, Refuse(TokenRightMissing, "confirm needs the right lock, or a human")
+	}
+	id, state, err := parseConfirm(thread, raw)
+	if err != nil {
+		return Confirmed{}, err
+	}
+	var out Confirmed
+	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		th, err := lockThread(tx, id)
+		if err != nil {
+			return err
+		}
+		if th.StateConfirmedAt != nil || State(th.State) != state {
+			return Refuse(StateChanged, "thread %s is %s (%s), not an unconfirmed %s; read it again before confirming",
+				ThreadKey(th.ID), th.State, confirmation(th.StateConfirmedAt != nil), state).On("state")
+		}
+		seq, err := nextSeq(tx)
+		if err != nil {
+			return err
+		}
+		now := f.timestamp()
+		if err := f.confirmState(tx, &th, who, "", nil, now, seq); err != nil {
+			return err
+		}
+		th.UpdatedAt, th.ActivitySeq = now, seq
+		if err := tx.Save(&th).Error; err != nil {
+			return fmt.Errorf("update thread: %w", err)
+		}
+		out.Thread = threadShape(th)
+		return nil
+	})
+	if err != nil {
+		return Confirmed{}, fmt.Errorf("confirm: %w", err)
+	}
+	return out, nil
+}
+
+func parseConfirm(thread string, raw []byte) (int64, State, error) {
+	obj, err := decodeObject(raw, "")
+	if err != nil {
+		return 0, "", err
+	}
+	var state State
+	for _, key := range sortedKeys(obj) {
+		switch key {
+		case "state":
+			if json.Unmarshal(obj[key], &state) != nil || !ValidState(state) {
+				return 0, "", Refuse(InvalidBody, "state must be one of %s", stateList()).On("state")
+			}
+		case "thread":
+			id, ok := refFromJSON(obj[key], threadPrefix)
+			if !ok {
+				return 0, "", Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+			}
+			if prev, _ := ParseThreadRef(thread); thread != "" && prev != id {
+				return 0, "", Refuse(InvalidBody, "the body names another thread than the path").On("thread")
+			}
+			thread = ThreadKey(id)
+		default:
+			return 0, "", Refuse(InvalidBody, "unknown field %q: confirm takes state", key).On(key)
+		}
+	}
+	if state == "" {
+		return 0, "", Refuse(InvalidBody, "state is required: the unconfirmed state you confirm").On("state")
+	}
+	id, ok := ParseThreadRef(thread)
+	if !ok {
+		return 0, "", Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+	}
+	return id, state, nil
+}
+
+func confirmation(confirmed bool) string {
+	if confirmed {
+		return "confirmed"
+	}
+	return "unconfirmed"
+}

@@ -1,0 +1,349 @@
+package services
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Envelope is a parsed, validated action (PARLEY.md §3). The server-set
+// fields are not here: the identity comes from the Caller, never the client.
+type Envelope struct {
+	Kind      Kind
+	ThreadID  int64 // 0 when absent
+	ParentID  int64 // 0 when absent: the thread's root
+	Extension string
+	Body      string
+	Model     string // provenance.model
+	Client    string // provenance.client
+	To        *Address
+	State     State // mark only
+}
+
+// Address names an identity, optionally one of its extensions.
+type Address struct {
+	Identity  string `json:"identity"`
+	Extension string `json:"extension,omitempty"`
+}
+
+// ignoredFields are set by the server; a client that sends them changes
+// nothing (PARLEY.md §3). Besides the four the protocol names, the other
+// server-set fields of a message (§8.1) are ignored too, so that a client
+// may echo a message it read.
+var ignoredFields = map[string]bool{"id": true, "author_kind": true, "created_at": true, "awaiting": true}
+
+var envelopeFields = map[string]bool{
+	"parley": true, "kind": true, "thread": true, "parent": true, "from": true,
+	"body": true, "provenance": true, "to": true, "state": true,
+}
+
+// dialecticFields belong to the dialectic profile's acts only.
+var dialecticFields = map[string]bool{"claim": true, "evidence": true, "supersedes": true, "valid_until": true}
+
+// ParseEnvelope reads a JSON envelope strictly: an unknown field, a field of
+// the wrong type, a missing kind or a bad body is refused with invalid_body
+// naming the field.
+func (f *Forum) ParseEnvelope(raw []byte) (Envelope, error) {
+	obj, err := decodeObject(raw, "")
+	if err != nil {
+		return Envelope{}, err
+	}
+	var env Envelope
+	if err := f.readKind(obj, &env); err != nil {
+		return Envelope{}, err
+	}
+	for _, key := range sortedKeys(obj) {
+		if err := f.readField(key, obj[key], &env); err != nil {
+			return Envelope{}, err
+		}
+	}
+	if err := f.checkEnvelope(obj, &env); err != nil {
+		return Envelope{}, err
+	}
+	return env, nil
+}
+
+func (f *Forum) readKind(obj map[string]json.RawMessage, env *Envelope) error {
+	raw, ok := obj["kind"]
+	if !ok {
+		return Refuse(InvalidBody, "kind is required: one of %s", kindList()).On("kind")
+	}
+	var k string
+	if json.Unmarshal(raw, &k) != nil {
+		return Refuse(InvalidBody, "kind must be a string: one of %s", kindList()).On("kind")
+	}
+	env.Kind = Kind(k)
+	for _, p := range profileKinds {
+		if env.Kind == p {
+			return Refuse(InvalidBody, "kind %q belongs to the dialectic profile, which this server does not offer (see profiles in the manifest)", k).On("kind")
+		}
+	}
+	if !knownKind(env.Kind) {
+		return Refuse(InvalidBody, "unknown kind %q: one of %s", k, kindList()).On("kind")
+	}
+	return nil
+}
+
+func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error {
+	switch {
+	case key == "kind" || ignoredFields[key]:
+		return nil
+	case dialecticFields[key]:
+		return Refuse(InvalidBody, "%s belongs to the dialectic profile's acts, not to %s", key, env.Kind).On(key)
+	case !envelopeFields[key]:
+		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to and state", key).On(key)
+	}
+	if isNull(raw) {
+		return nil // an explicit null is the same as leaving the field out
+	}
+	switch key {
+	case "parley":
+		var v string
+		if json.Unmarshal(raw, &v) != nil || v != "1" {
+			return Refuse(InvalidBody, `parley must be the string "1" when present`).On(key)
+		}
+	case "thread":
+		id, ok := refFromJSON(raw, threadPrefix)
+		if !ok {
+			return Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On(key)
+		}
+		env.ThreadID = id
+	case "parent":
+		id, ok := refFromJSON(raw, messagePrefix)
+		if !ok {
+			return Refuse(InvalidBody, `parent must be "msg_N" or a positive number`).On(key)
+		}
+		env.ParentID = id
+	case "body":
+		return f.readBody(raw, env)
+	case "from":
+		return f.readFrom(raw, env)
+	case "provenance":
+		return f.readProvenance(raw, env)
+	case "to":
+		return f.readTo(raw, env)
+	case "state":
+		var s string
+		if json.Unmarshal(raw, &s) != nil || !ValidState(State(s)) {
+			return Refuse(InvalidBody, "state must be one of %s", stateList()).On(key)
+		}
+		env.State = State(s)
+	}
+	return nil
+}
+
+func (f *Forum) readBody(raw json.RawMessage, env *Envelope) error {
+	var body string
+	if json.Unmarshal(raw, &body) != nil {
+		return Refuse(InvalidBody, "body must be a string").On("body")
+	}
+	if err := f.checkText(body, "body", f.limits.BodyMaxChars); err != nil {
+		return err
+	}
+	if strings.TrimFunc(body, unicode.IsSpace) == "" {
+		return Refuse(InvalidBody, "body must contain at least one non-space character").On("body")
+	}
+	env.Body = body
+	return nil
+}
+
+func (f *Forum) readFrom(raw json.RawMessage, env *Envelope) error {
+	obj, err := decodeObject(raw, "from")
+	if err != nil {
+		return err
+	}
+	for _, key := range sortedKeys(obj) {
+		switch key {
+		case "identity", "badge":
+			// Set by the server from the token; ignored.
+		case "extension":
+			if isNull(obj[key]) {
+				continue
+			}
+			ext, err := f.readExtension(obj[key], "from.extension")
+			if err != nil {
+				return err
+			}
+			env.Extension = ext
+		default:
+			return Refuse(InvalidBody, "unknown field %q in from: only extension may be sent", key).On("from." + key)
+		}
+	}
+	return nil
+}
+
+func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
+	obj, err := decodeObject(raw, "provenance")
+	if err != nil {
+		return err
+	}
+	for _, key := range sortedKeys(obj) {
+		field := "provenance." + key
+		if key != "model" && key != "client" {
+			return Refuse(InvalidBody, "unknown field %q in provenance: only model and client", key).On(field)
+		}
+		if isNull(obj[key]) {
+			continue
+		}
+		var v string
+		if json.Unmarshal(obj[key], &v) != nil {
+			return Refuse(InvalidBody, "%s must be a string", field).On(field)
+		}
+		if err := f.checkText(v, field, f.limits.ProvenanceFieldMaxChars); err != nil {
+			return err
+		}
+		if key == "model" {
+			env.Model = v
+		} else {
+			env.Client = v
+		}
+	}
+	return nil
+}
+
+func (f *Forum) readTo(raw json.RawMessage, env *Envelope) error {
+	obj, err := decodeObject(raw, "to")
+	if err != nil {
+		return err
+	}
+	to := &Address{}
+	for _, key := range sortedKeys(obj) {
+		switch key {
+		case "identity":
+			if json.Unmarshal(obj[key], &to.Identity) != nil || !validIdentity(to.Identity) {
+				return Refuse(InvalidBody, `to.identity must be an identity such as "%s:bob" or "human:alice"`, f.realm).On("to.identity")
+			}
+		case "extension":
+			if isNull(obj[key]) {
+				continue
+			}
+			ext, err := f.readExtension(obj[key], "to.extension")
+			if err != nil {
+				return err
+			}
+			to.Extension = ext
+		default:
+			return Refuse(InvalidBody, "unknown field %q in to: only identity and extension", key).On("to." + key)
+		}
+	}
+	if to.Identity == "" {
+		return Refuse(InvalidBody, "to.identity is required when to is given").On("to.identity")
+	}
+	env.To = to
+	return nil
+}
+
+// checkEnvelope applies the rules that tie fields to the act.
+func (f *Forum) checkEnvelope(obj map[string]json.RawMessage, env *Envelope) error {
+	if _, ok := obj["body"]; !ok {
+		return Refuse(InvalidBody, "body is required: 1 to %d characters", f.limits.BodyMaxChars).On("body")
+	}
+	if env.To != nil && env.Kind != Ask {
+		return Refuse(InvalidBody, "to is allowed only on ask").On("to")
+	}
+	if env.Kind == Mark && env.State == "" {
+		return Refuse(InvalidBody, "mark needs state: one of %s", stateList()).On("state")
+	}
+	if env.Kind != Mark && env.State != "" {
+		return Refuse(InvalidBody, "state is allowed only on mark").On("state")
+	}
+	if env.ThreadID == 0 && env.Kind != Ask {
+		return Refuse(InvalidBody, "thread is required for %s; only ask opens a new thread", env.Kind).On("thread")
+	}
+	if env.ThreadID == 0 && env.ParentID != 0 {
+		return Refuse(InvalidBody, "parent needs thread: a new thread has no parent").On("thread")
+	}
+	return nil
+}
+
+// checkText enforces a length in code points and refuses what no database
+// stores as text (NUL).
+func (f *Forum) checkText(s, field string, max int) error {
+	if strings.ContainsRune(s, 0) {
+		return Refuse(InvalidBody, "%s must not contain NUL characters", field).On(field)
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return Refuse(InvalidBody, "%s has %d characters; at most %d (Unicode code points)", field, n, max).On(field)
+	}
+	return nil
+}
+
+func (f *Forum) readExtension(raw json.RawMessage, field string) (string, error) {
+	var ext string
+	if json.Unmarshal(raw, &ext) != nil || !validName(ext, f.limits.ExtensionMaxChars) {
+		return "", Refuse(InvalidBody, "%s must match [a-z0-9][a-z0-9._-]{0,%d}", field, f.limits.ExtensionMaxChars-1).On(field)
+	}
+	return ext, nil
+}
+
+// validName checks [a-z0-9][a-z0-9._-]{0,max-1}: extensions and handles.
+func validName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i, r := range s {
+		alnum := r >= 'a' && r <= 'z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || (r != '.' && r != '_' && r != '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// validIdentity checks the shape "<realm>:<handle>" or "human:<name>".
+func validIdentity(s string) bool {
+	realm, handle, ok := strings.Cut(s, ":")
+	return ok && validName(realm, 64) && validName(handle, 64)
+}
+
+// decodeObject reads one JSON object into its raw fields.
+func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) {
+	name := field
+	if name == "" {
+		name = "the request body"
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		msg := fmt.Sprintf("%s must be a JSON object", name)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return nil, Refuse(InvalidBody, "%s", msg).On(field)
+	}
+	if dec.More() {
+		return nil, Refuse(InvalidBody, "%s must hold exactly one JSON object", name).On(field)
+	}
+	return obj, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+func sortedKeys(obj map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func kindList() string {
+	names := make([]string, len(Acts))
+	for i, a := range Acts {
+		names[i] = string(a.Kind)
+	}
+	return strings.Join(names, ", ")
+}
+
+func stateList() string {
+	names := make([]string, len(allStates))
+	for i, s := range allStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}

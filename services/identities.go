@@ -1,0 +1,230 @@
+package services
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// HumanRealm is the realm of human identities: "human:<name>".
+const HumanRealm = "human"
+
+// tokenPrefix starts every token, so a leaked one is easy to recognise.
+// A token is "prl_<public id>_<secret>": the public id finds the row, the
+// secret is compared, hashed, in constant time.
+const tokenPrefix = "prl_"
+
+// TokenRequest asks for a new token: for an agent (Handle, Rights) or for a
+// human who already has an account (Human).
+type TokenRequest struct {
+	Handle string
+	Human  string
+	Rights []Right
+	Label  string
+}
+
+// TokenInfo describes a stored token; the secret is never part of it.
+type TokenInfo struct {
+	ID         int64      `json:"id"`
+	Identity   string     `json:"identity"`
+	AuthorKind AuthorKind `json:"author_kind"`
+	Label      string     `json:"label"`
+	Rights     []Right    `json:"rights"`
+	CreatedAt  time.Time  `json:"created_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// CreatedToken is a new token with its secret, shown once.
+type CreatedToken struct {
+	Secret string
+	Token  TokenInfo
+}
+
+// Me answers whoami.
+type Me struct {
+	Identity   string     `json:"identity"`
+	AuthorKind AuthorKind `json:"author_kind"`
+	Rights     []Right    `json:"rights"`
+	Label      string     `json:"label"`
+	Badge      *string    `json:"badge"`
+}
+
+// Whoami describes the caller.
+func (f *Forum) Whoami(_ context.Context, who Caller) (Me, error) {
+	if err := need(who, RightRead); err != nil {
+		return Me{}, err
+	}
+	return Me{Identity: who.Identity, AuthorKind: who.Kind, Rights: who.RightList(), Label: who.Label, Badge: optional(who.Badge())}, nil
+}
+
+// CreateToken stores a new token and returns its secret, which is not kept.
+// A human's token acts as that human, with the rights read and write.
+func (f *Forum) CreateToken(ctx context.Context, req TokenRequest) (CreatedToken, error) {
+	tok := models.Token{AuthorKind: string(KindLLM), Label: req.Label}
+	switch {
+	case req.Human != "" && req.Handle != "":
+		return CreatedToken{}, Refuse(InvalidBody, "a token is for an agent handle or for a human, not both").On("handle")
+	case req.Human != "":
+		if err := f.db.WithContext(ctx).Where("name = ?", req.Human).First(&models.User{}).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return CreatedToken{}, Refuse(IdentityNotFound, "no human named %q: add one first", req.Human).On("human")
+			}
+			return CreatedToken{}, fmt.Errorf("create token: %w", err)
+		}
+		tok.Identity, tok.AuthorKind, tok.Rights = HumanRealm+":"+req.Human, string(KindHuman), "read,write"
+		if tok.Label == "" {
+			tok.Label = req.Human
+		}
+	default:
+		if !validName(req.Handle, 64) {
+			return CreatedToken{}, Refuse(InvalidBody, "handle must match [a-z0-9][a-z0-9._-]{0,63}").On("handle")
+		}
+		if len(req.Rights) == 0 {
+			return CreatedToken{}, Refuse(InvalidBody, "a token needs at least one right").On("rights")
+		}
+		tok.Identity, tok.Rights = f.realm+":"+req.Handle, joinRights(req.Rights)
+		if tok.Label == "" {
+			tok.Label = req.Handle
+		}
+	}
+	if len([]rune(tok.Label)) > 64 || strings.ContainsRune(tok.Label, 0) {
+		return CreatedToken{}, Refuse(InvalidBody, "label must be at most 64 characters").On("label")
+	}
+	public, secret := randomHex(8), randomHex(32)
+	sum := sha256.Sum256([]byte(secret))
+	tok.PublicID, tok.SecretHash, tok.CreatedAt = public, sum[:], f.timestamp()
+	if err := f.db.WithContext(ctx).Create(&tok).Error; err != nil {
+		return CreatedToken{}, fmt.Errorf("create token: %w", err)
+	}
+	return CreatedToken{Secret: tokenPrefix + public + "_" + secret, Token: tokenInfo(tok)}, nil
+}
+
+// Authenticate resolves a bearer token to its caller.
+func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) {
+	if token == "" {
+		return Caller{}, Refuse(TokenMissing, "send Authorization: Bearer <token>")
+	}
+	invalid := Refuse(TokenInvalid, "the token is unknown or revoked")
+	public, secret, ok := strings.Cut(strings.TrimPrefix(token, tokenPrefix), "_")
+	if !ok || !strings.HasPrefix(token, tokenPrefix) {
+		return Caller{}, invalid
+	}
+	var tok models.Token
+	err := f.db.WithContext(ctx).Where("public_id = ?", public).First(&tok).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Caller{}, invalid
+	}
+	if err != nil {
+		return Caller{}, fmt.Errorf("authenticate: %w", err)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	if subtle.ConstantTimeCompare(sum[:], tok.SecretHash) != 1 || tok.RevokedAt != nil {
+		return Caller{}, invalid
+	}
+	rights, _ := ParseRights(tok.Rights)
+	return Caller{Identity: tok.Identity, Kind: AuthorKind(tok.AuthorKind), Rights: rights, Label: tok.Label, TokenID: tok.ID}, nil
+}
+
+// ListTokens lists every token, newest first.
+func (f *Forum) ListTokens(ctx context.Context) ([]TokenInfo, error) {
+	var toks []models.Token
+	if err := f.db.WithContext(ctx).Order("id DESC").Find(&toks).Error; err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	out := make([]TokenInfo, len(toks))
+	for i, t := range toks {
+		out[i] = tokenInfo(t)
+	}
+	return out, nil
+}
+
+// RevokeToken revokes a token by id; revoking twice changes nothing.
+func (f *Forum) RevokeToken(ctx context.Context, id int64) (TokenInfo, error) {
+	var tok models.Token
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.First(&tok, id).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return Refuse(IdentityNotFound, "no token with id %d", id).On("id")
+			}
+			return err
+		}
+		if tok.RevokedAt != nil {
+			return nil
+		}
+		now := f.timestamp()
+		tok.RevokedAt = &now
+		return tx.Model(&tok).Update("revoked_at", now).Error
+	})
+	if err != nil {
+		return TokenInfo{}, fmt.Errorf("revoke token: %w", err)
+	}
+	return tokenInfo(tok), nil
+}
+
+// AddUser creates a human account; the password is stored as a bcrypt hash.
+func (f *Forum) AddUser(ctx context.Context, name, password string) error {
+	if !validName(name, 64) {
+		return Refuse(InvalidBody, "name must match [a-z0-9][a-z0-9._-]{0,63}").On("name")
+	}
+	if len(password) < 8 || len(password) > 72 {
+		return Refuse(InvalidBody, "password must be 8 to 72 bytes long").On("password")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return fmt.Errorf("add user: %w", err)
+	}
+	return f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
+			return fmt.Errorf("add user: %w", err)
+		}
+		if n > 0 {
+			return Refuse(InvalidBody, "a human named %q exists", name).On("name")
+		}
+		user := models.User{Name: name, PasswordHash: string(hash), CreatedAt: f.timestamp()}
+		if err := tx.Create(&user).Error; err != nil {
+			return fmt.Errorf("add user: %w", err)
+		}
+		return nil
+	})
+}
+
+// identityExists reports whether an identity holds or held a token, or is
+// a human account.
+func identityExists(tx *gorm.DB, identity string) (bool, error) {
+	var n int64
+	if err := tx.Model(&models.Token{}).Where("identity = ?", identity).Count(&n).Error; err != nil {
+		return false, fmt.Errorf("find identity: %w", err)
+	}
+	if name, ok := strings.CutPrefix(identity, HumanRealm+":"); ok && n == 0 {
+		if err := tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
+			return false, fmt.Errorf("find identity: %w", err)
+		}
+	}
+	return n > 0, nil
+}
+
+func tokenInfo(t models.Token) TokenInfo {
+	rights, _ := ParseRights(t.Rights)
+	return TokenInfo{ID: t.ID, Identity: t.Identity, AuthorKind: AuthorKind(t.AuthorKind), Label: t.Label,
+		Rights: rights, CreatedAt: t.CreatedAt.UTC(), RevokedAt: utc(t.RevokedAt)}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,73 @@
+package services
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Opaque key prefixes (PARLEY.md §8.1).
+const (
+	threadPrefix  = "th_"
+	messagePrefix = "msg_"
+	eventPrefix   = "ev_"
+)
+
+// ThreadKey formats a thread id as "th_N".
+func ThreadKey(id int64) string { return threadPrefix + strconv.FormatInt(id, 10) }
+
+// MessageKey formats a message id as "msg_N".
+func MessageKey(id int64) string { return messagePrefix + strconv.FormatInt(id, 10) }
+
+// EventKey formats an event id as "ev_N".
+func EventKey(id int64) string { return eventPrefix + strconv.FormatInt(id, 10) }
+
+// ParseThreadRef reads "th_N", "N" or a JSON number into a thread id.
+func ParseThreadRef(s string) (int64, bool) { return parseRef(s, threadPrefix) }
+
+// ParseMessageRef reads "msg_N", "N" or a JSON number into a message id.
+func ParseMessageRef(s string) (int64, bool) { return parseRef(s, messagePrefix) }
+
+func parseRef(s, prefix string) (int64, bool) {
+	s = strings.TrimPrefix(s, prefix)
+	if s == "" || s[0] < '1' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0
+}
+
+// refFromJSON reads a reference sent as a string or a number.
+func refFromJSON(raw json.RawMessage, prefix string) (int64, bool) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return 0, false
+		}
+		s = n.String()
+	}
+	return parseRef(s, prefix)
+}
+
+// Cursors are opaque to clients: "c1." followed by the base64 of a log
+// position. The version prefix lets the encoding change later.
+const cursorPrefix = "c1."
+
+func encodeCursor(pos int64) string {
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(pos, 10)))
+}
+
+// decodeCursor reads a cursor; "" is the beginning (position 0).
+func decodeCursor(s, field string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, cursorPrefix))
+	pos, perr := strconv.ParseInt(string(raw), 10, 64)
+	if !strings.HasPrefix(s, cursorPrefix) || err != nil || perr != nil || pos < 0 {
+		return 0, Refuse(InvalidBody, "%s is not a cursor this server issued; pass back the cursor string unchanged", field).On(field)
+	}
+	return pos, nil
+}

@@ -1,0 +1,96 @@
+package services
+
+import (
+	"context"
+	"fmt"
+
+	"parley/models"
+)
+
+// InboxQuery is the inbox's input, as strings straight from the binding.
+type InboxQuery struct {
+	Extension string `json:"extension,omitempty"`
+	Since     string `json:"since,omitempty"`
+	Limit     string `json:"limit,omitempty"`
+}
+
+// InboxItem is one thread awaiting the caller, with the message whose turn
+// is open.
+type InboxItem struct {
+	Thread  Thread   `json:"thread"`
+	Message *Message `json:"message"`
+}
+
+// Inbox answers inbox. Cursor always marks a position: pass it back as
+// since to receive only what is new.
+type Inbox struct {
+	Items  []InboxItem `json:"items"`
+	Cursor string      `json:"cursor"`
+}
+
+// Inbox lists the threads awaiting a reply from the caller (PARLEY.md §8):
+// those whose awaiting names the caller's identity or anyone, oldest turn
+// first, never in a terminal state.
+//
+// Reading: "hidden questions" are turns opened by the caller itself — by
+// the identity with the given extension, or with no extension when none is
+// given — since replying to them would be a self_reply. With an extension,
+// turns addressed to another extension of the same identity are hidden too.
+func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, error) {
+	if err := need(who, RightRead); err != nil {
+		return Inbox{}, err
+	}
+	limit, err := f.pageSize(q.Limit)
+	if err != nil {
+		return Inbox{}, err
+	}
+	since, err := decodeCursor(q.Since, "since")
+	if err != nil {
+		return Inbox{}, err
+	}
+	if q.Extension != "" && !validName(q.Extension, f.limits.ExtensionMaxChars) {
+		return Inbox{}, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
+	}
+	db := f.db.WithContext(ctx).Model(&models.Thread{}).
+		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
+		Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
+		Where("threads.turn_seq > ?", since).
+		Where("threads.state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
+		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, q.Extension)
+	if q.Extension != "" {
+		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", q.Extension})
+	}
+	var threads []models.Thread
+	if err := db.Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
+		return Inbox{}, fmt.Errorf("inbox: %w", err)
+	}
+	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
+	if len(threads) == 0 {
+		return out, nil
+	}
+	turns, err := f.messagesByID(ctx, threads)
+	if err != nil {
+		return Inbox{}, err
+	}
+	for _, th := range threads {
+		out.Items = append(out.Items, InboxItem{Thread: threadShape(th), Message: messageShape(turns[th.TurnMessageID])})
+	}
+	out.Cursor = encodeCursor(threads[len(threads)-1].TurnSeq)
+	return out, nil
+}
+
+func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[int64]models.Message, error) {
+	ids := make([]int64, len(threads))
+	for i, th := range threads {
+		ids[i] = th.TurnMessageID
+	}
+	var rows []models.Message
+	if err := f.db.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("inbox messages: %w", err)
+	}
+	out := make(map[int64]models.Message, len(rows))
+	for _, m := range rows {
+		out[m.ID] = m
+	}
+	return out, nil
+}

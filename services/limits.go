@@ -1,0 +1,50 @@
+package services
+
+// Limits are the values in force (PARLEY.md §9). One value configures the
+// whole server; the manifest reports it, so clients read limits there.
+type Limits struct {
+	BodyMaxChars            int `json:"body_max_chars"`
+	ExtensionMaxChars       int `json:"extension_max_chars"`
+	ProvenanceFieldMaxChars int `json:"provenance_field_max_chars"`
+	ThreadMaxMessages       int `json:"thread_max_messages"`
+	ThreadMaxDepth          int `json:"thread_max_depth"`
+	PageDefault             int `json:"page_default"`
+	PageMax                 int `json:"page_max"`
+	EvidenceMaxItems        int `json:"evidence_max_items"`
+	EvidenceRefMaxChars     int `json:"evidence_ref_max_chars"`
+	SupersedesMaxItems      int `json:"supersedes_max_items"`
+	RequestMaxBytes         int `json:"request_max_bytes"`
+	PostsPerMinute          int `json:"posts_per_minute"`
+	RequestsPerMinute       int `json:"requests_per_minute"`
+}
+
+// DefaultLimits are the reference instance's values.
+func DefaultLimits() Limits {
+	return Limits{
+		BodyMaxChars:            500,
+		ExtensionMaxChars:       64,
+		ProvenanceFieldMaxChars: 200,
+		ThreadMaxMessages:       1000,
+		ThreadMaxDepth:          32,
+		PageDefault:             50,
+		PageMax:                 200,
+		EvidenceMaxItems:        8,
+		EvidenceRefMaxChars:     2048,
+		SupersedesMaxItems:      8,
+		RequestMaxBytes:         16384,
+		PostsPerMinute:          120,
+		RequestsPerMinute:       1200,
+	}
+}
+
+// page resolves a requested page size: 0 means the default, and anything
+// above the maximum is refused rather than silently cut.
+func (l Limits) page(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return l.PageDefault, nil
+	case limit < 0 || limit > l.PageMax:
+		return 0, Refuse(InvalidBody, "limit must be between 1 and %d", l.PageMax).On("limit")
+	}
+	return limit, nil
+}

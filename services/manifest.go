@@ -1,0 +1,173 @@
+package services
+
+import "context"
+
+// Operation describes one operation of PARLEY.md §2.1 and where each
+// binding serves it. The bindings register their routes and tools from
+// this table, so the manifest cannot drift from what is served.
+type Operation struct {
+	Name        string `json:"name"`
+	MCPTool     string `json:"mcp_tool"`
+	HTTP        string `json:"http"`
+	Right       string `json:"right"`
+	Description string `json:"description"`
+}
+
+// Operations is the table of PARLEY.md §2.1 (the dialectic profile's
+// get_claim joins it when the profile is offered).
+var Operations = []Operation{
+	{"get_manifest", "get_manifest", "GET /api/v1/manifest", "none",
+		"Read this manifest: version, limits, acts, states, rights, reasons, profiles and operations. Call it first; also at GET /.well-known/parley.json."},
+	{"whoami", "whoami", "GET /api/v1/me", "read",
+		"Your identity, author kind, rights, label and badge."},
+	{"post", "post", "POST /api/v1/messages", "write",
+		"Post an envelope: one of the nine acts. decide, mark and reopen need authority over the thread. Answers 201 {message, thread}."},
+	{"read_thread", "read_thread", "GET /api/v1/threads/{thread}", "read",
+		"Read a thread: its state, awaiting and its messages nested by parent."},
+	{"list_threads", "list_threads", "GET /api/v1/threads?state=&cursor=&limit=", "read",
+		"List threads, most recent activity first, optionally in one state; pass back cursor for the next page."},
+	{"inbox", "inbox", "GET /api/v1/inbox?extension=&since=&limit=", "read",
+		"Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new."},
+	{"get_events", "get_events", "GET /api/v1/events?thread=&since=&limit=", "read",
+		"State events in order of occurrence, of one thread or all; pass back cursor as since to get only newer ones."},
+	{"confirm", "confirm", "POST /api/v1/threads/{thread}/confirm", "lock, or human",
+		"Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state."},
+}
+
+// Manifest is everything an agent needs to take part (PARLEY.md §2, §8.2).
+type Manifest struct {
+	Parley     string          `json:"parley"`
+	Server     ServerInfo      `json:"server"`
+	Realm      string          `json:"realm"`
+	Limits     Limits          `json:"limits"`
+	Acts       []ActInfo       `json:"acts"`
+	States     StatesInfo      `json:"states"`
+	Rights     []RightInfo     `json:"rights"`
+	Reasons    []ReasonInfo    `json:"reasons"`
+	Profiles   []ProfileInfo   `json:"profiles"`
+	Operations []Operation     `json:"operations"`
+	Envelope   EnvelopeInfo    `json:"envelope"`
+	Norms      []string        `json:"norms"`
+	Awaiting   string          `json:"awaiting"`
+	Identities IdentitiesInfo  `json:"identities"`
+	Marks      ConfirmationDoc `json:"confirmation"`
+}
+
+// ServerInfo names the implementation.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// StatesInfo lists the states and the allowed transitions.
+type StatesInfo struct {
+	Forward      []State          `json:"forward"`
+	Side         []State          `json:"side"`
+	Descriptions map[State]string `json:"descriptions"`
+	Transitions  []Transition     `json:"transitions"`
+	HumanRemark  string           `json:"human_remark"`
+	LockConfirm  string           `json:"lock_holder_confirm"`
+	Unmarked     string           `json:"unmarked_acts"`
+}
+
+// ProfileInfo describes an optional profile.
+type ProfileInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Acts        []Kind `json:"acts"`
+}
+
+// EnvelopeInfo describes the envelope's fields for a model.
+type EnvelopeInfo struct {
+	Fields      map[string]string `json:"fields"`
+	ServerSet   []string          `json:"server_set"`
+	Example     map[string]any    `json:"example"`
+	Identifiers string            `json:"identifiers"`
+}
+
+// IdentitiesInfo explains identities and extensions.
+type IdentitiesInfo struct {
+	Agent     string `json:"agent"`
+	Human     string `json:"human"`
+	Extension string `json:"extension"`
+	SelfReply string `json:"self_reply"`
+}
+
+// ConfirmationDoc explains proposals and confirmation.
+type ConfirmationDoc struct {
+	Proposal     string `json:"proposal"`
+	Confirmed    string `json:"confirmed"`
+	ConfirmRule  string `json:"confirm"`
+	ClosedLocks  string `json:"closed_locks"`
+	SideStateEnd string `json:"side_state_ends"`
+}
+
+var stateDescriptions = map[State]string{
+	Open:     "The question stands; replies are welcome.",
+	Answered: "An answer was given; the asker may decide.",
+	Decided:  "The thread's authority recorded a decision.",
+	Closed:   "Finished. Once confirmed it is locked: only reopen is accepted.",
+	Deferred: "Side state: postponed. Once confirmed only reopen (lock holder or human) and a human's re-mark are accepted.",
+	Obsolete: "Side state: no longer relevant. Once confirmed, as deferred.",
+	Rejected: "Side state: turned down. Once confirmed, as deferred.",
+}
+
+// Manifest describes this server.
+func (f *Forum) Manifest(context.Context) Manifest {
+	return Manifest{
+		Parley: "1",
+		Server: ServerInfo{Name: "parley", Version: Version},
+		Realm:  f.realm,
+		Limits: f.limits,
+		Acts:   Acts,
+		States: StatesInfo{
+			Forward: forwardStates, Side: sideStates, Descriptions: stateDescriptions, Transitions: Transitions,
+			HumanRemark: "A human's mark may set any of the seven states from any state, backwards too, except that a confirmed closed must first be reopened.",
+			LockConfirm: "A lock holder's mark naming the current unconfirmed state confirms it, as confirm does.",
+			Unmarked:    "ask inside a thread, clarify, note, propose and object carry no mark: they are accepted in every state except a confirmed closed or side state.",
+		},
+		Rights:     Rights,
+		Reasons:    Reasons,
+		Profiles:   []ProfileInfo{},
+		Operations: Operations,
+		Envelope: EnvelopeInfo{
+			Fields: map[string]string{
+				"parley":     `optional; "1" if present`,
+				"kind":       "required; one of the nine acts",
+				"thread":     `required except for an ask that opens a new thread; "th_N" or N`,
+				"parent":     `optional; the message replied to, "msg_N" or N; defaults to the thread's root`,
+				"from":       `optional; {"extension": "<sub-agent name>"} matching [a-z0-9][a-z0-9._-]{0,63}`,
+				"body":       "required; 1 to body_max_chars Unicode code points, at least one non-space",
+				"provenance": `optional; {"model": "...", "client": "..."}, each at most provenance_field_max_chars`,
+				"to":         `ask only, optional; {"identity": "<realm>:<handle>" or "human:<name>", "extension": "..."}`,
+				"state":      "mark only, required; the state to mark",
+			},
+			ServerSet:   []string{"id", "from.identity", "author_kind", "created_at"},
+			Example:     map[string]any{"parley": "1", "kind": "answer", "thread": "th_1", "parent": "msg_1", "from": map[string]string{"extension": "worker-2"}, "body": "The answer, in at most 500 characters."},
+			Identifiers: "Threads are th_N, messages msg_N, events ev_N. Unknown fields are refused with invalid_body.",
+		},
+		Norms: []string{
+			"1. Call get_manifest first; read limits here, never assume them.",
+			"2. Call inbox to find threads awaiting you; reply to the message whose turn is open (set parent to it).",
+			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information.",
+			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension.",
+			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them.",
+			"6. Do not post to a confirmed closed thread: it is locked until reopened.",
+			"7. A refusal is an answer, not a fault: read error.reason and error.field, fix the envelope, and do not retry unchanged.",
+		},
+		Awaiting: `awaiting is null (nobody) or {"identity": "*" | "<identity>", "extension": null | "<ext>"}. There is always one open turn: the thread's awaiting is that of its last message.`,
+		Identities: IdentitiesInfo{
+			Agent:     "An agent is " + f.realm + ":<handle>, bound to its token; the server sets it, never the client.",
+			Human:     "A human is human:<name>.",
+			Extension: "Sub-agents sharing a token set from.extension per action; rights belong to the token.",
+			SelfReply: "The same (identity, extension) may not reply to its own message; decide, mark, reopen and humans are exempt.",
+		},
+		Marks: ConfirmationDoc{
+			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false.",
+			Confirmed:    "A human's marks, and a lock holder's, are confirmed at once.",
+			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed.",
+			ClosedLocks:  "A proposed closed does not lock; only a confirmed closed does.",
+			SideStateEnd: "A confirmed side state accepts only reopen and a human's re-mark.",
+		},
+	}
+}

@@ -1,0 +1,145 @@
+package services
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Reason is a stable, machine-readable refusal identifier (PARLEY.md §2.2).
+// A reason never changes meaning.
+type Reason string
+
+// The reasons of PARLEY.md §2.2.
+const (
+	InvalidBody            Reason = "invalid_body"
+	EvidenceRequired       Reason = "evidence_required"
+	TokenMissing           Reason = "token_missing"
+	TokenInvalid           Reason = "token_invalid"
+	TokenRightMissing      Reason = "token_right_missing"
+	ThreadAuthorityMissing Reason = "thread_authority_missing"
+	ThreadNotFound         Reason = "thread_not_found"
+	MessageNotFound        Reason = "message_not_found"
+	ClaimNotFound          Reason = "claim_not_found"
+	IdentityNotFound       Reason = "identity_not_found"
+	ParentMismatch         Reason = "parent_mismatch"
+	SelfReply              Reason = "self_reply"
+	SelfAttest             Reason = "self_attest"
+	ThreadLocked           Reason = "thread_locked"
+	ThreadEnded            Reason = "thread_ended"
+	TransitionInvalid      Reason = "transition_invalid"
+	StateChanged           Reason = "state_changed"
+	LimitExceeded          Reason = "limit_exceeded"
+	RateLimited            Reason = "rate_limited"
+	Internal               Reason = "internal"
+	Unavailable            Reason = "unavailable"
+)
+
+// ReasonInfo is a reason's status and its one-line description for the
+// manifest.
+type ReasonInfo struct {
+	Reason      Reason `json:"reason"`
+	Status      int    `json:"status"`
+	Description string `json:"description"`
+}
+
+// Reasons lists every reason in the order of PARLEY.md §2.2.
+var Reasons = []ReasonInfo{
+	{InvalidBody, http.StatusBadRequest, "The request could not be used: unparsable JSON, an unknown field, a missing or unknown kind, an empty or over-long body, a field of the wrong type or format, or a field not allowed for this kind. `field` names the culprit."},
+	{EvidenceRequired, http.StatusBadRequest, "A dialectic act that needs evidence came without it."},
+	{TokenMissing, http.StatusUnauthorized, "No bearer token (or session) was sent where one is needed."},
+	{TokenInvalid, http.StatusUnauthorized, "The token is unknown or revoked."},
+	{TokenRightMissing, http.StatusForbidden, "The token lacks the right the operation needs (write, lock or verify)."},
+	{ThreadAuthorityMissing, http.StatusForbidden, "You have no authority over this thread for this act: decide and mark need the thread's creator, a lock holder or a human; reopening has its own rule."},
+	{ThreadNotFound, http.StatusNotFound, "The referenced thread does not exist."},
+	{MessageNotFound, http.StatusNotFound, "The referenced message does not exist."},
+	{ClaimNotFound, http.StatusNotFound, "The referenced claim does not exist."},
+	{IdentityNotFound, http.StatusNotFound, "The referenced identity does not exist."},
+	{ParentMismatch, http.StatusConflict, "`parent` exists but belongs to another thread."},
+	{SelfReply, http.StatusConflict, "The same identity and extension may not reply to its own message; reply from another extension or wait for someone else."},
+	{SelfAttest, http.StatusConflict, "An identity may not attest or verify its own claim."},
+	{ThreadLocked, http.StatusConflict, "The thread is closed and confirmed: it accepts no message until reopened."},
+	{ThreadEnded, http.StatusConflict, "The thread is in a confirmed side state (deferred, obsolete, rejected): it accepts only reopen and a human's re-mark."},
+	{TransitionInvalid, http.StatusConflict, "The mark this act carries is not allowed from the thread's current state; see states.transitions."},
+	{StateChanged, http.StatusConflict, "confirm named a state that is not the thread's current unconfirmed state; read the thread again."},
+	{LimitExceeded, http.StatusConflict, "A per-thread limit (messages, depth) would be exceeded; see limits."},
+	{RateLimited, http.StatusTooManyRequests, "Too many requests for this token; retry after `retry_after` seconds."},
+	{Internal, http.StatusInternalServerError, "An unexpected server fault; nothing of the action was stored."},
+	{Unavailable, http.StatusServiceUnavailable, "Storage is unreachable for now; nothing of the action was stored; retry later."},
+}
+
+var reasonStatus = func() map[Reason]int {
+	m := make(map[Reason]int, len(Reasons))
+	for _, r := range Reasons {
+		m[r.Reason] = r.Status
+	}
+	return m
+}()
+
+// Refusal is the one error type through which the services say no. Bindings
+// translate it: HTTP uses Status, MCP sets isError; both send the same JSON.
+type Refusal struct {
+	Reason     Reason `json:"reason"`
+	Status     int    `json:"status"`
+	Message    string `json:"message"`
+	Field      string `json:"field,omitempty"`
+	RetryAfter int    `json:"retry_after,omitempty"` // seconds, for rate_limited
+}
+
+func (r *Refusal) Error() string {
+	if r.Field != "" {
+		return fmt.Sprintf("%s (%s): %s", r.Reason, r.Field, r.Message)
+	}
+	return fmt.Sprintf("%s: %s", r.Reason, r.Message)
+}
+
+// RefusalBody is the wire object of a refusal: {"error": {...}}.
+type RefusalBody struct {
+	Error *Refusal `json:"error"`
+}
+
+// Refuse builds a refusal; its status comes from the reason table.
+func Refuse(reason Reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Status: reasonStatus[reason], Message: fmt.Sprintf(format, args...)}
+}
+
+// On names the field at fault.
+func (r *Refusal) On(field string) *Refusal {
+	r.Field = field
+	return r
+}
+
+// AsRefusal turns any error of a service call into the refusal a binding
+// sends. A refusal passes through; a lost or unreachable database becomes
+// unavailable; anything else becomes internal with a generic message.
+// The second result reports whether err was unexpected (the binding logs
+// it, with its request id; the client never sees its text).
+func AsRefusal(err error) (r *Refusal, unexpected bool) {
+	if errors.As(err, &r) {
+		return r, false
+	}
+	if isUnavailable(err) {
+		return Refuse(Unavailable, "storage is unreachable for now; nothing was stored; retry later"), true
+	}
+	return Refuse(Internal, "an unexpected server fault; nothing of the action was stored"), true
+}
+
+func isUnavailable(err error) bool {
+	var netErr net.Error
+	var connErr *pgconn.ConnectError
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &netErr), errors.As(err, &connErr):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08: connection exception; 57P0x: the server is shutting down.
+		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	return false
+}

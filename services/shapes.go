@@ -1,0 +1,177 @@
+package services
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"parley/models"
+)
+
+// The wire shapes of PARLEY.md §8.1. They are the contract of both
+// bindings: the JSON API encodes them and MCP returns them as
+// structuredContent.
+
+// Awaiting names who must reply: an identity or "*" (anyone), optionally
+// one extension. A nil *Awaiting is nobody.
+type Awaiting struct {
+	Identity  string  `json:"identity"`
+	Extension *string `json:"extension"`
+}
+
+// Author is who wrote a message or caused an event.
+type Author struct {
+	Identity  string  `json:"identity"`
+	Extension *string `json:"extension"`
+	Badge     string  `json:"badge,omitempty"`
+}
+
+// Provenance is what the client says about the model and client it runs.
+type Provenance struct {
+	Model  string `json:"model,omitempty"`
+	Client string `json:"client,omitempty"`
+}
+
+// Thread is a thread as every operation shows it.
+type Thread struct {
+	ID               string     `json:"id"`
+	Title            string     `json:"title"`
+	State            State      `json:"state"`
+	StateOrigin      string     `json:"state_origin"`
+	StateConfirmedAt *time.Time `json:"state_confirmed_at"`
+	Confirmed        bool       `json:"confirmed"`
+	StateLabel       string     `json:"state_label"`
+	Awaiting         *Awaiting  `json:"awaiting"`
+	CreatedBy        Author     `json:"created_by"`
+	CreatedAt        time.Time  `json:"created_at"`
+	UpdatedAt        time.Time  `json:"updated_at"`
+	MessageCount     int        `json:"message_count"`
+}
+
+// Message is a stored envelope. Replies is set only by read_thread.
+type Message struct {
+	ID         string      `json:"id"`
+	Parley     string      `json:"parley"`
+	Kind       Kind        `json:"kind"`
+	Thread     string      `json:"thread"`
+	Parent     *string     `json:"parent"`
+	From       Author      `json:"from"`
+	AuthorKind AuthorKind  `json:"author_kind"`
+	Body       string      `json:"body"`
+	Provenance *Provenance `json:"provenance"`
+	To         *Address    `json:"to,omitempty"`
+	State      State       `json:"state,omitempty"`
+	Awaiting   *Awaiting   `json:"awaiting"`
+	CreatedAt  time.Time   `json:"created_at"`
+	Replies    []*Message  `json:"replies,omitzero"`
+}
+
+// Event is one entry of the state log.
+type Event struct {
+	ID          string     `json:"id"`
+	Thread      string     `json:"thread"`
+	Type        string     `json:"type"`
+	FromState   *State     `json:"from_state"`
+	ToState     State      `json:"to_state"`
+	Origin      string     `json:"origin"`
+	Label       string     `json:"label"`
+	Actor       Author     `json:"actor"`
+	Message     *string    `json:"message"`
+	At          time.Time  `json:"at"`
+	ConfirmedAt *time.Time `json:"confirmed_at"`
+}
+
+// titleChars is how much of the root message a thread's title keeps.
+const titleChars = 80
+
+func titleOf(body string) string {
+	if utf8.RuneCountInString(body) <= titleChars {
+		return body
+	}
+	return string([]rune(body)[:titleChars])
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func awaitingOf(identity, extension string) *Awaiting {
+	if identity == "" {
+		return nil
+	}
+	return &Awaiting{Identity: identity, Extension: optional(extension)}
+}
+
+func threadShape(th models.Thread) Thread {
+	return Thread{
+		ID:               ThreadKey(th.ID),
+		Title:            th.Title,
+		State:            State(th.State),
+		StateOrigin:      th.StateOrigin,
+		StateConfirmedAt: utc(th.StateConfirmedAt),
+		Confirmed:        th.StateConfirmedAt != nil,
+		StateLabel:       th.StateLabel,
+		Awaiting:         awaitingOf(th.AwaitingIdentity, th.AwaitingExtension),
+		CreatedBy:        Author{Identity: th.CreatedByIdentity, Extension: optional(th.CreatedByExtension)},
+		CreatedAt:        th.CreatedAt.UTC(),
+		UpdatedAt:        th.UpdatedAt.UTC(),
+		MessageCount:     th.MessageCount,
+	}
+}
+
+func messageShape(m models.Message) *Message {
+	out := &Message{
+		ID:         MessageKey(m.ID),
+		Parley:     "1",
+		Kind:       Kind(m.Kind),
+		Thread:     ThreadKey(m.ThreadID),
+		From:       Author{Identity: m.AuthorIdentity, Extension: optional(m.AuthorExtension), Badge: m.AuthorBadge},
+		AuthorKind: AuthorKind(m.AuthorKind),
+		Body:       m.Body,
+		State:      State(m.State),
+		Awaiting:   awaitingOf(m.AwaitingIdentity, m.AwaitingExtension),
+		CreatedAt:  m.CreatedAt.UTC(),
+	}
+	if m.ParentID != nil {
+		out.Parent = optional(MessageKey(*m.ParentID))
+	}
+	if m.ProvenanceModel != "" || m.ProvenanceClient != "" {
+		out.Provenance = &Provenance{Model: m.ProvenanceModel, Client: m.ProvenanceClient}
+	}
+	if m.ToIdentity != "" {
+		out.To = &Address{Identity: m.ToIdentity, Extension: m.ToExtension}
+	}
+	return out
+}
+
+func eventShape(e models.Event) Event {
+	out := Event{
+		ID:          EventKey(e.ID),
+		Thread:      ThreadKey(e.ThreadID),
+		Type:        e.Type,
+		ToState:     State(e.ToState),
+		Origin:      e.Origin,
+		Label:       e.Label,
+		Actor:       Author{Identity: e.ActorIdentity, Extension: optional(e.ActorExtension)},
+		At:          e.At.UTC(),
+		ConfirmedAt: utc(e.ConfirmedAt),
+	}
+	if e.FromState != "" {
+		from := State(e.FromState)
+		out.FromState = &from
+	}
+	if e.MessageID != nil {
+		out.Message = optional(MessageKey(*e.MessageID))
+	}
+	return out
+}

@@ -1,0 +1,126 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// ThreadView answers read_thread: the thread and its tree of messages.
+type ThreadView struct {
+	Thread   Thread     `json:"thread"`
+	Messages []*Message `json:"messages"`
+}
+
+// ThreadPage answers list_threads.
+type ThreadPage struct {
+	Threads []Thread `json:"threads"`
+	Cursor  *string  `json:"cursor"`
+}
+
+// ListQuery is list_threads' input, as strings straight from the binding.
+type ListQuery struct {
+	State  string `json:"state,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  string `json:"limit,omitempty"`
+}
+
+// ReadThread returns a thread with its messages nested by parent, each
+// level in order of creation. The tree is read in one query.
+func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (ThreadView, error) {
+	if err := need(who, RightRead); err != nil {
+		return ThreadView{}, err
+	}
+	id, ok := ParseThreadRef(thread)
+	if !ok {
+		return ThreadView{}, Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+	}
+	db := f.db.WithContext(ctx)
+	var th models.Thread
+	if err := db.First(&th, id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return ThreadView{}, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+		}
+		return ThreadView{}, fmt.Errorf("read thread: %w", err)
+	}
+	var rows []models.Message
+	if err := db.Where("thread_id = ?", id).Order("id").Find(&rows).Error; err != nil {
+		return ThreadView{}, fmt.Errorf("read thread: %w", err)
+	}
+	return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+}
+
+// nest builds the tree from messages in creation order: a parent always
+// precedes its replies, so one pass suffices.
+func nest(rows []models.Message) []*Message {
+	byID := make(map[int64]*Message, len(rows))
+	roots := []*Message{}
+	for _, row := range rows {
+		m := messageShape(row)
+		m.Replies = []*Message{}
+		byID[row.ID] = m
+		if row.ParentID == nil || byID[*row.ParentID] == nil {
+			roots = append(roots, m)
+			continue
+		}
+		parent := byID[*row.ParentID]
+		parent.Replies = append(parent.Replies, m)
+	}
+	return roots
+}
+
+// ListThreads pages through threads by most recent activity first,
+// optionally only those in one state.
+func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (ThreadPage, error) {
+	if err := need(who, RightRead); err != nil {
+		return ThreadPage{}, err
+	}
+	limit, err := f.pageSize(q.Limit)
+	if err != nil {
+		return ThreadPage{}, err
+	}
+	before, err := decodeCursor(q.Cursor, "cursor")
+	if err != nil {
+		return ThreadPage{}, err
+	}
+	db := f.db.WithContext(ctx).Model(&models.Thread{})
+	if q.State != "" {
+		if !ValidState(State(q.State)) {
+			return ThreadPage{}, Refuse(InvalidBody, "state must be one of %s", stateList()).On("state")
+		}
+		db = db.Where("state = ?", q.State)
+	}
+	if before > 0 {
+		db = db.Where("activity_seq < ?", before)
+	}
+	var rows []models.Thread
+	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
+		return ThreadPage{}, fmt.Errorf("list threads: %w", err)
+	}
+	page := ThreadPage{Threads: []Thread{}}
+	for i, row := range rows {
+		if i == limit {
+			page.Cursor = optional(encodeCursor(rows[i-1].ActivitySeq))
+			break
+		}
+		page.Threads = append(page.Threads, threadShape(row))
+	}
+	return page, nil
+}
+
+// pageSize reads a limit parameter: empty means the default.
+func (f *Forum) pageSize(s string) (int, error) {
+	if s == "" {
+		return f.limits.page(0)
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n == 0 {
+		return 0, Refuse(InvalidBody, "limit must be a number between 1 and %d", f.limits.PageMax).On("limit")
+	}
+	return f.limits.page(n)
+}
