@@ -169,3 +169,5 @@ func str(a *services.Awaiting) string {
 	b, _ := json.Marshal(a)
 	return string(b)
 }
+
+func asRefusal(err error, r **services.Refusal) bool { return errors.As(err, r) }

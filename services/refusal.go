@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -120,6 +121,9 @@ func (r *Refusal) On(field string) *Refusal {
 // The second result reports whether err was unexpected (the binding logs
 // it, with its request id; the client never sees its text).
 func AsRefusal(err error) (r *Refusal, unexpected bool) {
+	if err == nil {
+		return nil, false
+	}
 	if errors.As(err, &r) {
 		return r, false
 	}
@@ -141,5 +145,7 @@ func isUnavailable(err error) bool {
 		// Class 08: connection exception; 57P0x: the server is shutting down.
 		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
 	}
-	return false
+	// database/sql does not export its "database is closed" error; a
+	// server shutting down answers in-flight requests with unavailable.
+	return strings.Contains(err.Error(), "sql: database is closed")
 }

@@ -1,0 +1,75 @@
+package services_test
+
+import (
+	"errors"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+	"parley/services"
+)
+
+// failOn makes every write to a table fail, as a full disk or a dropped
+// connection would, halfway through an action.
+func failOn(t *testing.T, db *gorm.DB, op, table string) {
+	t.Helper()
+	fail := func(tx *gorm.DB) {
+		if tx.Statement.Table == table {
+			tx.AddError(errors.New("injected fault"))
+		}
+	}
+	var err error
+	switch op {
+	case "create":
+		err = db.Callback().Create().Before("gorm:create").Register("test:fail", fail)
+	case "update":
+		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Callback().Create().Remove("test:fail")
+		db.Callback().Update().Remove("test:fail")
+	})
+}
+
+// TestFailedActionLeavesNothingBehind injects a fault at each step of a post
+// and checks that nothing of it was stored.
+func TestFailedActionLeavesNothingBehind(t *testing.T) {
+	steps := []struct{ op, table string }{{"create", "messages"}, {"create", "events"}, {"update", "threads"}, {"update", "log_sequence"}}
+	for _, step := range steps {
+		t.Run(step.op+" "+step.table, func(t *testing.T) {
+			eachWorld(t, func(t *testing.T, w *world) {
+				alice, bob := w.agent("alice"), w.agent("bob")
+				th := w.must(alice, env{"kind": "ask", "body": "q"}).Thread.ID
+				before := w.thread(th).Thread
+				msgs, evs := w.counts()
+				var threads int64
+				w.db.Model(&models.Thread{}).Count(&threads)
+
+				failOn(t, w.db, step.op, step.table)
+				_, errAnswer := w.post(bob, env{"kind": "answer", "thread": th, "body": "a"})
+				_, errAsk := w.post(bob, env{"kind": "ask", "body": "new thread"})
+				for _, err := range []error{errAnswer, errAsk} {
+					if r, unexpected := services.AsRefusal(err); err == nil || !unexpected || r.Reason != services.Internal {
+						t.Fatalf("want an internal fault, got %v", err)
+					}
+				}
+				w.db.Callback().Create().Remove("test:fail")
+				w.db.Callback().Update().Remove("test:fail")
+
+				m2, e2 := w.counts()
+				var t2 int64
+				w.db.Model(&models.Thread{}).Count(&t2)
+				after := w.thread(th).Thread
+				if m2 != msgs || e2 != evs || t2 != threads || after.State != before.State || after.MessageCount != before.MessageCount {
+					t.Fatalf("a failed post left traces: messages %d→%d events %d→%d threads %d→%d state %s→%s",
+						msgs, m2, evs, e2, threads, t2, before.State, after.State)
+				}
+				w.must(bob, env{"kind": "answer", "thread": th, "body": "works again"})
+			})
+		})
+	}
+}

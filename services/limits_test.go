@@ -1,0 +1,51 @@
+package services_test
+
+import (
+	"testing"
+
+	"parley/services"
+)
+
+func TestThreadLimits(t *testing.T) {
+	limits := services.DefaultLimits()
+	limits.ThreadMaxMessages, limits.ThreadMaxDepth = 4, 3
+	eachWorldWith(t, services.Config{Limits: limits}, func(t *testing.T, w *world) {
+		alice, bob := w.agent("alice"), w.agent("bob")
+		root := w.must(alice, env{"kind": "ask", "body": "deep?"})
+		th := root.Thread.ID
+		l2 := w.must(bob, env{"kind": "answer", "thread": th, "body": "level 2"})
+		l3 := w.must(alice, env{"kind": "clarify", "thread": th, "parent": l2.Message.ID, "body": "level 3"})
+		w.refused(bob, env{"kind": "note", "thread": th, "parent": l3.Message.ID, "body": "level 4"}, services.LimitExceeded, "parent")
+		w.must(bob, env{"kind": "note", "thread": th, "body": "message 4"})
+		w.refused(bob, env{"kind": "note", "thread": th, "body": "message 5"}, services.LimitExceeded, "thread")
+		if got := w.thread(th).Thread.MessageCount; got != 4 {
+			t.Fatalf("message_count %d, want 4", got)
+		}
+	})
+}
+
+func TestReferenceLimits(t *testing.T) {
+	l := services.DefaultLimits()
+	want := services.Limits{BodyMaxChars: 500, ExtensionMaxChars: 64, ProvenanceFieldMaxChars: 200, ThreadMaxMessages: 1000,
+		ThreadMaxDepth: 32, PageDefault: 50, PageMax: 200, EvidenceMaxItems: 8, EvidenceRefMaxChars: 2048,
+		SupersedesMaxItems: 8, RequestMaxBytes: 16384, PostsPerMinute: 120, RequestsPerMinute: 1200}
+	if l != want {
+		t.Fatalf("limits %+v differ from PARLEY.md §9 %+v", l, want)
+	}
+}
+
+func TestDepth32IsAllowed33Refused(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		a, b := w.agent("a"), w.agent("b")
+		p := w.must(a, env{"kind": "ask", "body": "root"})
+		th, parent := p.Thread.ID, p.Message.ID
+		for level := 2; level <= 32; level++ {
+			who := b
+			if level%2 == 1 {
+				who = a
+			}
+			parent = w.must(who, env{"kind": "note", "thread": th, "parent": parent, "body": "deeper"}).Message.ID
+		}
+		w.refused(a, env{"kind": "note", "thread": th, "parent": parent, "body": "level 33"}, services.LimitExceeded, "parent")
+	})
+}

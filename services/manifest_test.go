@@ -1,0 +1,127 @@
+package services_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// TestReasonsMatchTheProtocol checks every reason of PARLEY.md §2.2 with its
+// status, written out again here from the protocol's table.
+func TestReasonsMatchTheProtocol(t *testing.T) {
+	want := map[services.Reason]int{
+		"invalid_body": 400, "evidence_required": 400, "token_missing": 401, "token_invalid": 401,
+		"token_right_missing": 403, "thread_authority_missing": 403, "thread_not_found": 404,
+		"message_not_found": 404, "claim_not_found": 404, "identity_not_found": 404,
+		"parent_mismatch": 409, "self_reply": 409, "self_attest": 409, "thread_locked": 409,
+		"thread_ended": 409, "transition_invalid": 409, "state_changed": 409, "limit_exceeded": 409,
+		"rate_limited": 429, "internal": 500, "unavailable": 503,
+	}
+	if len(services.Reasons) != len(want) {
+		t.Fatalf("%d reasons, the protocol has %d", len(services.Reasons), len(want))
+	}
+	for _, r := range services.Reasons {
+		if want[r.Reason] != r.Status {
+			t.Errorf("%s: status %d, want %d", r.Reason, r.Status, want[r.Reason])
+		}
+		if len(r.Description) < 20 {
+			t.Errorf("%s: description %q is not a sentence", r.Reason, r.Description)
+		}
+		if got := services.Refuse(r.Reason, "x"); got.Status != r.Status {
+			t.Errorf("Refuse(%s) has status %d", r.Reason, got.Status)
+		}
+	}
+}
+
+func TestManifestIsSelfSufficient(t *testing.T) {
+	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{Realm: "lab"})
+	m := forum.Manifest(context.Background())
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	json.Unmarshal(raw, &doc)
+	for _, key := range []string{"parley", "server", "realm", "limits", "acts", "states", "rights", "reasons", "profiles", "operations"} {
+		if _, ok := doc[key]; !ok {
+			t.Errorf("manifest lacks %q", key)
+		}
+	}
+	if m.Parley != "1" || m.Realm != "lab" || m.Limits != services.DefaultLimits() {
+		t.Errorf("version %q realm %q limits %+v", m.Parley, m.Realm, m.Limits)
+	}
+	kinds := []string{}
+	for _, a := range m.Acts {
+		kinds = append(kinds, string(a.Kind))
+		if a.Description == "" || a.Awaiting == "" || a.Mark == "" {
+			t.Errorf("act %s lacks description, awaiting or mark", a.Kind)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "ask answer clarify note propose object decide mark reopen" {
+		t.Errorf("acts %s", got)
+	}
+	if fmt.Sprint(m.States.Forward) != "[open answered decided closed]" || fmt.Sprint(m.States.Side) != "[deferred obsolete rejected]" {
+		t.Errorf("states %v %v", m.States.Forward, m.States.Side)
+	}
+	for _, s := range append(m.States.Forward, m.States.Side...) {
+		if m.States.Descriptions[s] == "" {
+			t.Errorf("state %s has no description", s)
+		}
+	}
+	if len(m.States.Transitions) != 7 || m.States.HumanRemark == "" {
+		t.Errorf("transitions %+v", m.States.Transitions)
+	}
+	ops := map[string]services.Operation{}
+	for _, op := range m.Operations {
+		ops[op.Name] = op
+		if op.MCPTool == "" || op.HTTP == "" || op.Right == "" || op.Description == "" {
+			t.Errorf("operation %+v incomplete", op)
+		}
+	}
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "confirm"} {
+		if _, ok := ops[name]; !ok {
+			t.Errorf("operation %s missing", name)
+		}
+	}
+	if len(m.Rights) != 4 || len(m.Reasons) != len(services.Reasons) {
+		t.Errorf("rights %d reasons %d", len(m.Rights), len(m.Reasons))
+	}
+}
+
+func TestAsRefusal(t *testing.T) {
+	r, unexpected := services.AsRefusal(fmt.Errorf("post: %w", services.Refuse(services.SelfReply, "x").On("parent")))
+	if r.Reason != services.SelfReply || r.Field != "parent" || unexpected {
+		t.Fatalf("wrapped refusal lost: %+v", r)
+	}
+	r, unexpected = services.AsRefusal(errors.New("syntax error at or near SELECT"))
+	if r.Reason != services.Internal || r.Status != 500 || !unexpected || strings.Contains(r.Message, "SELECT") {
+		t.Fatalf("internal: %+v", r)
+	}
+}
+
+func TestClosedDatabaseIsUnavailable(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		forum := services.New(db, services.Config{})
+		tok, err := forum.CreateToken(context.Background(), services.TokenRequest{Handle: "a", Rights: []services.Right{services.RightWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sqlDB, _ := db.DB()
+		sqlDB.Close()
+		_, err = forum.Authenticate(context.Background(), tok.Secret)
+		if r, _ := services.AsRefusal(err); r.Reason != services.Unavailable {
+			t.Fatalf("closed database: %v", err)
+		}
+		if err := forum.Ping(context.Background()); err == nil {
+			t.Fatal("ping succeeded on a closed database")
+		}
+	})
+}
