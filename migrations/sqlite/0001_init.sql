@@ -95,3 +95,13 @@ CREATE TABLE log_sequence (
     value BIGINT NOT NULL
 );
 INSERT INTO log_sequence (id, value) VALUES (1, 0);
+
+-- Per-token rate limits: one row per token, bucket and one-minute window,
+-- shared by every server process.
+CREATE TABLE rate_windows (
+    token_id     BIGINT  NOT NULL,
+    bucket       TEXT    NOT NULL,
+    window_start BIGINT  NOT NULL,
+    count        INTEGER NOT NULL,
+    PRIMARY KEY (token_id, bucket, window_start)
+);
