@@ -1,0 +1,333 @@
+package main_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/migrations"
+	"parley/migrations/dbtest"
+	"parley/models"
+)
+
+var columns = regexp.MustCompile(`\s{2,}`)
+
+// binary is the parley command, built once for all tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "parley-cmd-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "parley")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build parley: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// parley runs the binary with stdin and the environment of the test minus
+// every PARLEY_ variable (a developer's PARLEY_DATABASE_URL must not send
+// the tests to their database), plus env.
+func parley(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("parley %v: %v", args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// ok fails the test unless the command succeeded.
+func ok(t *testing.T, r result) result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// fails fails the test unless the command exited with code and said want
+// on stderr, and nothing on stdout.
+func fails(t *testing.T, r result, code int, want string) {
+	t.Helper()
+	if r.code != code || !strings.Contains(r.stderr, want) || r.stdout != "" {
+		t.Fatalf("want exit status %d and %q on stderr only; got %d\nstdout:\n%s\nstderr:\n%s",
+			code, want, r.code, r.stdout, r.stderr)
+	}
+}
+
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PARLEY_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+// row returns the cells of the line of a token list that shows identity:
+// id, identity, kind, label, rights, created, revoked. Cells are split on the
+// table's padding of two or more spaces, as labels may hold single spaces.
+func row(t *testing.T, list, identity string) []string {
+	t.Helper()
+	for _, line := range strings.Split(list, "\n") {
+		if f := columns.Split(strings.TrimSpace(line), -1); len(f) == 7 && f[1] == identity {
+			return f
+		}
+	}
+	t.Fatalf("no row for %s in\n%s", identity, list)
+	return nil
+}
+
+// eachDB runs fn as subtests "sqlite" and "postgres" with a fresh database
+// for the binary's --db: an SQLite file, or a schema of its own on the
+// server named by PARLEY_TEST_DATABASE_URL.
+func eachDB(t *testing.T, fn func(t *testing.T, db string)) {
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, filepath.Join(t.TempDir(), "parley.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		fn(t, postgresSchema(t))
+	})
+}
+
+func postgresSchema(t *testing.T) string {
+	url := dbtest.PostgresURL(t)
+	admin, err := models.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, err := admin.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := "cmd_" + strings.ToLower(rand.Text())
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+		sqlDB.Close()
+	})
+	return dbtest.WithSearchPath(url, schema)
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, arg := range []string{"help", "-h", "--help"} {
+		r := ok(t, parley(t, nil, "", arg))
+		for _, want := range []string{"serve", "migrate", "token create", "token list", "token revoke", "user add",
+			"--addr", "--db", "--realm", "--handle", "--human", "--rights", "--label", "PARLEY_PASSWORD"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("parley %s: usage lacks %q", arg, want)
+			}
+		}
+	}
+	fails(t, parley(t, nil, "", "bogus"), 2, `unknown command "bogus"`)
+	fails(t, parley(t, nil, "", "token"), 2, "create, list or revoke")
+	fails(t, parley(t, nil, "", "token", "create", "--nope"), 2, "-nope")
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, db string) {
+		dialect := "sqlite"
+		if models.IsPostgres(db) {
+			dialect = "postgres"
+		}
+		latest, err := migrations.Latest(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ok(t, parley(t, nil, "", "migrate", "--db", db))
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		if len(lines) != latest || !strings.HasPrefix(lines[0], "applied version 1 ") {
+			t.Fatalf("first migrate printed %q, want %d applied versions", r.stdout, latest)
+		}
+		r = ok(t, parley(t, []string{"PARLEY_DATABASE_URL=" + db}, "", "migrate"))
+		if want := fmt.Sprintf("database is at version %d\n", latest); r.stdout != want {
+			t.Fatalf("second migrate printed %q, want %q", r.stdout, want)
+		}
+	})
+}
+
+func TestTokens(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, db string) {
+		fails(t, parley(t, nil, "", "token", "list", "--db", db), 1, "parley migrate")
+		ok(t, parley(t, nil, "", "migrate", "--db", db))
+
+		r := ok(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--rights", "read,write", "--label", "Bob the agent", "--db", db))
+		secret := lastLine(r.stdout)
+		if !strings.HasPrefix(secret, "prl_") || strings.Count(r.stdout, "\n") < 2 {
+			t.Fatalf("token create printed %q: want a description, then the secret alone on the last line", r.stdout)
+		}
+		list := ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout
+		if strings.Contains(list, secret) || strings.Contains(list, strings.Split(secret, "_")[2]) {
+			t.Fatalf("token list shows the secret:\n%s", list)
+		}
+		bob := row(t, list, "ainotes:bob")
+		if bob[3] != "Bob the agent" || bob[2] != "llm" || bob[4] != "read,write" || bob[6] != "-" {
+			t.Fatalf("bob's row %v: want label \"Bob the agent\", kind llm, rights read,write, not revoked", bob)
+		}
+
+		// The realm comes from PARLEY_REALM unless --realm says otherwise.
+		env := []string{"PARLEY_REALM=lab", "PARLEY_DATABASE_URL=" + db}
+		ok(t, parley(t, env, "", "token", "create", "--handle", "eve", "--rights", "read"))
+		ok(t, parley(t, env, "", "token", "create", "--handle", "eve", "--rights", "read", "--realm", "lab2"))
+		list = ok(t, parley(t, env, "", "token", "list")).stdout
+		row(t, list, "lab:eve")
+		row(t, list, "lab2:eve")
+
+		fails(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--rights", "read,fly", "--db", db), 1, `"fly"`)
+		fails(t, parley(t, nil, "", "token", "create", "--handle", "Bad Name", "--rights", "read", "--db", db), 1, "handle")
+		fails(t, parley(t, nil, "", "token", "create", "--db", db), 2, "--handle or --human")
+		fails(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--db", db), 2, "--rights")
+
+		r = ok(t, parley(t, nil, "", "token", "revoke", bob[0], "--db", db))
+		if !strings.Contains(r.stdout, "revoked") {
+			t.Fatalf("token revoke printed %q", r.stdout)
+		}
+		list = ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout
+		if revoked := row(t, list, "ainotes:bob")[6]; revoked == "-" {
+			t.Fatalf("bob's token is not shown revoked:\n%s", list)
+		}
+		fails(t, parley(t, nil, "", "token", "revoke", "999999", "--db", db), 1, "999999")
+		fails(t, parley(t, nil, "", "token", "revoke", "bob", "--db", db), 2, "not a token ID")
+	})
+}
+
+func TestUsers(t *testing.T) {
+	t.Parallel()
+	eachDB(t, func(t *testing.T, db string) {
+		ok(t, parley(t, nil, "", "migrate", "--db", db))
+
+		r := ok(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "carol", "--db", db))
+		if r.stdout != "added human:carol\n" {
+			t.Fatalf("user add printed %q", r.stdout)
+		}
+		ok(t, parley(t, nil, "battery staple\n", "user", "add", "dave", "--db", db))
+
+		r = ok(t, parley(t, nil, "", "token", "create", "--human", "carol", "--db", db))
+		if !strings.HasPrefix(lastLine(r.stdout), "prl_") {
+			t.Fatalf("token create --human printed %q", r.stdout)
+		}
+		carol := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout, "human:carol")
+		if carol[2] != "human" || carol[4] != "read,write" {
+			t.Fatalf("carol's row %v: want kind human, rights read,write", carol)
+		}
+
+		fails(t, parley(t, nil, "short\n", "user", "add", "erin", "--db", db), 1, "password")
+		fails(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "carol", "--db", db), 1, "exists")
+		fails(t, parley(t, nil, "", "token", "create", "--human", "nobody", "--db", db), 1, "nobody")
+		fails(t, parley(t, nil, "", "token", "create", "--human", "carol", "--rights", "read", "--db", db), 2, "--rights")
+	})
+}
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "parley.db")
+	addr := freeAddr(t)
+	cmd := exec.Command(binary, "serve", "--db", db)
+	cmd.Env = append(cleanEnv(), "PARLEY_ADDR="+addr)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := client.Get("http://" + addr + "/healthz")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+				t.Fatalf("GET /healthz: %d %q, want 200 \"ok\"", resp.StatusCode, body)
+			}
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("server exited early (%v):\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET /healthz never answered: %v", err)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("server still running 10s after SIGTERM:\n%s", stderr.String())
+	}
+	if log := stderr.String(); !strings.Contains(log, addr) || !strings.Contains(log, "database="+db) {
+		t.Fatalf("log lacks the address or the database:\n%s", log)
+	}
+	// Serving migrated the database.
+	if r := ok(t, parley(t, nil, "", "migrate", "--db", db)); !strings.HasPrefix(r.stdout, "database is at version ") {
+		t.Fatalf("serve did not migrate: migrate printed %q", r.stdout)
+	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"parley/migrations"
+	"parley/models"
+)
+
+// runMigrate applies the migrations the database lacks and prints them.
+func runMigrate(args []string) error {
+	fs := newFlagSet("migrate", "parley migrate [--db URL]")
+	var cfg config
+	cfg.dbFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, closeDB, err := cfg.open()
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	applied, err := migrations.Up(ctx, db)
+	if err != nil {
+		return err
+	}
+	list, err := migrations.List(models.Dialect(db))
+	if err != nil {
+		return err
+	}
+	for _, v := range applied {
+		fmt.Printf("applied version %d (%s)\n", v, list[v-1].Name)
+	}
+	if len(applied) == 0 {
+		current, err := migrations.Current(ctx, db)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("database is at version %d\n", current)
+	}
+	return cfg.checkSchema(ctx, db)
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parley/migrations"
+	"parley/services"
+)
+
+// shutdownGrace is how long in-flight requests get to finish on shutdown.
+const shutdownGrace = 10 * time.Second
+
+// runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
+func runServe(args []string) error {
+	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM]")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
+	var cfg config
+	cfg.dbFlag(fs)
+	cfg.realmFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	db, closeDB, err := cfg.open()
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	applied, err := migrations.Up(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(applied) > 0 {
+		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
+	}
+	if err := cfg.checkSchema(ctx, db); err != nil {
+		return err
+	}
+	forum := services.New(db, services.Config{Realm: cfg.realm})
+
+	// A minimal app until package web takes it over.
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+
+	// Listen before logging, so the log names the real address (also with
+	// port 0) and a busy port fails here, before anything claims to serve.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- app.Listener(ln) }()
+	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.dbKind(), "realm", forum.Realm())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	stop() // from here a second signal kills at once
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := app.ShutdownWithContext(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

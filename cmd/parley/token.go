@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"parley/services"
+)
+
+// runToken dispatches "parley token <create|list|revoke>".
+func runToken(args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("token needs a subcommand: create, list or revoke")
+	}
+	switch args[0] {
+	case "create":
+		return tokenCreate(args[1:])
+	case "list":
+		return tokenList(args[1:])
+	case "revoke":
+		return tokenRevoke(args[1:])
+	}
+	return usageErrorf("unknown command \"token %s\": use create, list or revoke", args[0])
+}
+
+// tokenCreate prints a description, then the secret alone on the last line,
+// so that scripts can take it with tail -n1.
+func tokenCreate(args []string) error {
+	fs := newFlagSet("token create",
+		"parley token create (--handle NAME --rights read,write[,lock,verify] | --human NAME) [--label TEXT] [--db URL] [--realm REALM]")
+	handle := fs.String("handle", "", "agent `name`; the identity is <realm>:<name>")
+	human := fs.String("human", "", "human `name` (see 'parley user add'); the identity is human:<name>")
+	rights := fs.String("rights", "", "with --handle: comma-separated `list` of read, write, lock, verify")
+	label := fs.String("label", "", "`text` shown with the token's messages (default: the name)")
+	var cfg config
+	cfg.dbFlag(fs)
+	cfg.realmFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	req := services.TokenRequest{Handle: *handle, Human: *human, Label: *label}
+	switch {
+	case (*handle == "") == (*human == ""):
+		return usageErrorf("token create needs either --handle or --human")
+	case *human != "" && *rights != "":
+		return usageErrorf("a human's token always has read and write: drop --rights")
+	case *handle != "" && *rights == "":
+		return usageErrorf("--handle needs --rights, e.g. --rights read,write")
+	case *handle != "":
+		parsed, err := services.ParseRights(*rights)
+		if err != nil {
+			return err
+		}
+		req.Rights = parsed
+	}
+
+	ctx := context.Background()
+	forum, closeDB, err := cfg.forum(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	created, err := forum.CreateToken(ctx, req)
+	if err != nil {
+		return err
+	}
+	t := created.Token
+	fmt.Printf("token %d for %s (%s), rights %s, label %s\n", t.ID, t.Identity, t.AuthorKind, joinRights(t.Rights), strconv.Quote(t.Label))
+	fmt.Println("The secret below is shown only this once:")
+	fmt.Println(created.Secret)
+	return nil
+}
+
+// tokenList prints every token as a table, newest first.
+func tokenList(args []string) error {
+	fs := newFlagSet("token list", "parley token list [--db URL]")
+	var cfg config
+	cfg.dbFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	forum, closeDB, err := cfg.forum(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	tokens, err := forum.ListTokens(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tIDENTITY\tKIND\tLABEL\tRIGHTS\tCREATED\tREVOKED")
+	for _, t := range tokens {
+		revoked := "-"
+		if t.RevokedAt != nil {
+			revoked = t.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, cell(t.Identity), t.AuthorKind, cell(t.Label),
+			joinRights(t.Rights), t.CreatedAt.Format(time.RFC3339), revoked)
+	}
+	return tw.Flush()
+}
+
+// tokenRevoke revokes one token; revoking it again reports the first time.
+func tokenRevoke(args []string) error {
+	fs := newFlagSet("token revoke", "parley token revoke ID [--db URL]")
+	var cfg config
+	cfg.dbFlag(fs)
+	positional, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 1 {
+		return usageErrorf("token revoke takes one token ID (see 'parley token list')")
+	}
+	id, err := strconv.ParseInt(positional[0], 10, 64)
+	if err != nil || id <= 0 {
+		return usageErrorf("token revoke: %q is not a token ID", positional[0])
+	}
+	ctx := context.Background()
+	forum, closeDB, err := cfg.forum(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	t, err := forum.RevokeToken(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("token %d (%s) revoked at %s\n", t.ID, t.Identity, t.RevokedAt.Format(time.RFC3339))
+	return nil
+}
+
+func joinRights(rights []services.Right) string {
+	parts := make([]string, len(rights))
+	for i, r := range rights {
+		parts[i] = string(r)
+	}
+	return strings.Join(parts, ",")
+}
+
+// cell makes a value safe for one table cell: labels are free text, and a
+// tab, a newline or a terminal escape in one would garble the table.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
