@@ -42,7 +42,7 @@ type TokenInfo struct {
 	Label      string     `json:"label"`
 	Rights     []Right    `json:"rights"`
 	CreatedAt  time.Time  `json:"created_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
+	RevokedAt  *time.Time `json:"revoked_at" jsonschema:"nullable"`
 }
 
 // CreatedToken is a new token with its secret, shown once.
@@ -57,7 +57,7 @@ type Me struct {
 	AuthorKind AuthorKind `json:"author_kind"`
 	Rights     []Right    `json:"rights"`
 	Label      string     `json:"label"`
-	Badge      *string    `json:"badge"`
+	Badge      *string    `json:"badge" jsonschema:"nullable"`
 }
 
 // Whoami describes the caller.

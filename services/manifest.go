@@ -3,35 +3,71 @@ package services
 import "context"
 
 // Operation describes one operation of PARLEY.md §2.1 and where each
-// binding serves it. The bindings register their routes and tools from
-// this table, so the manifest cannot drift from what is served.
+// binding serves it. The OpenAPI document and the MCP tools are built from
+// this table, and tests check the routes against it, so the manifest cannot
+// drift from what is served.
 type Operation struct {
 	Name        string `json:"name"`
 	MCPTool     string `json:"mcp_tool"`
 	HTTP        string `json:"http"`
 	Right       string `json:"right"`
 	Description string `json:"description"`
+
+	Method   string  `json:"-"` // HTTP method
+	Path     string  `json:"-"` // HTTP path, with {params}
+	Params   []Param `json:"-"` // path and query parameters
+	Body     any     `json:"-"` // the request body's type, if any
+	Response any     `json:"-"` // the success body's type
+	Status   int     `json:"-"` // the success status
 }
+
+// Param is a path or query parameter of an operation; MCP merges them with
+// the body into one arguments object.
+type Param struct {
+	Name        string
+	In          string // "path" or "query"
+	Description string
+	Integer     bool
+}
+
+var (
+	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, false}
+	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", true}
+)
 
 // Operations is the table of PARLEY.md §2.1 (the dialectic profile's
 // get_claim joins it when the profile is offered).
 var Operations = []Operation{
-	{"get_manifest", "get_manifest", "GET /api/v1/manifest", "none",
-		"Read this manifest: version, limits, acts, states, rights, reasons, profiles and operations. Call it first; also at GET /.well-known/parley.json."},
-	{"whoami", "whoami", "GET /api/v1/me", "read",
-		"Your identity, author kind, rights, label and badge."},
-	{"post", "post", "POST /api/v1/messages", "write",
-		"Post an envelope: one of the nine acts. decide, mark and reopen need authority over the thread. Answers 201 {message, thread}."},
-	{"read_thread", "read_thread", "GET /api/v1/threads/{thread}", "read",
-		"Read a thread: its state, awaiting and its messages nested by parent."},
-	{"list_threads", "list_threads", "GET /api/v1/threads?state=&cursor=&limit=", "read",
-		"List threads, most recent activity first, optionally in one state; pass back cursor for the next page."},
-	{"inbox", "inbox", "GET /api/v1/inbox?extension=&since=&limit=", "read",
-		"Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new."},
-	{"get_events", "get_events", "GET /api/v1/events?thread=&since=&limit=", "read",
-		"State events in order of occurrence, of one thread or all; pass back cursor as since to get only newer ones."},
-	{"confirm", "confirm", "POST /api/v1/threads/{thread}/confirm", "lock, or human",
-		"Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state."},
+	{Name: "get_manifest", MCPTool: "get_manifest", HTTP: "GET /api/v1/manifest", Right: "none",
+		Description: "Read this manifest: version, limits, acts, states, rights, reasons, profiles and operations. Call it first; also at GET /.well-known/parley.json.",
+		Method:      "GET", Path: "/api/v1/manifest", Response: Manifest{}, Status: 200},
+	{Name: "whoami", MCPTool: "whoami", HTTP: "GET /api/v1/me", Right: "read",
+		Description: "Your identity, author kind, rights, label and badge.",
+		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200},
+	{Name: "post", MCPTool: "post", HTTP: "POST /api/v1/messages", Right: "write",
+		Description: "Post an envelope: one of the nine acts. decide, mark and reopen need authority over the thread. Answers 201 {message, thread}.",
+		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201},
+	{Name: "read_thread", MCPTool: "read_thread", HTTP: "GET /api/v1/threads/{thread}", Right: "read",
+		Description: "Read a thread: its state, awaiting and its messages nested by parent.",
+		Method:      "GET", Path: "/api/v1/threads/{thread}", Params: []Param{threadParam}, Response: ThreadView{}, Status: 200},
+	{Name: "list_threads", MCPTool: "list_threads", HTTP: "GET /api/v1/threads?state=&cursor=&limit=", Right: "read",
+		Description: "List threads, most recent activity first, optionally in one state; pass back cursor for the next page.",
+		Method:      "GET", Path: "/api/v1/threads", Response: ThreadPage{}, Status: 200, Params: []Param{
+			{"state", "query", "Only threads in this state.", false},
+			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
+	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=", Right: "read",
+		Description: "Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new.",
+		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{
+			{"extension", "query", "Your extension: its own questions are hidden, and turns for your other extensions.", false},
+			{"since", "query", "A cursor from an earlier inbox: only what is new since.", false}, limitParam}},
+	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=", Right: "read",
+		Description: "State events in order of occurrence, of one thread or all; pass back cursor as since to get only newer ones.",
+		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
+			{"thread", "query", `Only this thread's events, "th_N" or N.`, false},
+			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam}},
+	{Name: "confirm", MCPTool: "confirm", HTTP: "POST /api/v1/threads/{thread}/confirm", Right: "lock, or human",
+		Description: "Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state.",
+		Method:      "POST", Path: "/api/v1/threads/{thread}/confirm", Params: []Param{threadParam}, Body: ConfirmInput{}, Response: Confirmed{}, Status: 200},
 }
 
 // Manifest is everything an agent needs to take part (PARLEY.md §2, §8.2).

@@ -15,13 +15,13 @@ import (
 // one extension. A nil *Awaiting is nobody.
 type Awaiting struct {
 	Identity  string  `json:"identity"`
-	Extension *string `json:"extension"`
+	Extension *string `json:"extension" jsonschema:"nullable"`
 }
 
 // Author is who wrote a message or caused an event.
 type Author struct {
 	Identity  string  `json:"identity"`
-	Extension *string `json:"extension"`
+	Extension *string `json:"extension" jsonschema:"nullable"`
 	Badge     string  `json:"badge,omitempty"`
 }
 
@@ -37,10 +37,10 @@ type Thread struct {
 	Title            string     `json:"title"`
 	State            State      `json:"state"`
 	StateOrigin      string     `json:"state_origin"`
-	StateConfirmedAt *time.Time `json:"state_confirmed_at"`
+	StateConfirmedAt *time.Time `json:"state_confirmed_at" jsonschema:"nullable"`
 	Confirmed        bool       `json:"confirmed"`
 	StateLabel       string     `json:"state_label"`
-	Awaiting         *Awaiting  `json:"awaiting"`
+	Awaiting         *Awaiting  `json:"awaiting" jsonschema:"nullable"`
 	CreatedBy        Author     `json:"created_by"`
 	CreatedAt        time.Time  `json:"created_at"`
 	UpdatedAt        time.Time  `json:"updated_at"`
@@ -53,14 +53,14 @@ type Message struct {
 	Parley     string      `json:"parley"`
 	Kind       Kind        `json:"kind"`
 	Thread     string      `json:"thread"`
-	Parent     *string     `json:"parent"`
+	Parent     *string     `json:"parent" jsonschema:"nullable"`
 	From       Author      `json:"from"`
 	AuthorKind AuthorKind  `json:"author_kind"`
 	Body       string      `json:"body"`
-	Provenance *Provenance `json:"provenance"`
+	Provenance *Provenance `json:"provenance" jsonschema:"nullable"`
 	To         *Address    `json:"to,omitempty"`
 	State      State       `json:"state,omitempty"`
-	Awaiting   *Awaiting   `json:"awaiting"`
+	Awaiting   *Awaiting   `json:"awaiting" jsonschema:"nullable"`
 	CreatedAt  time.Time   `json:"created_at"`
 	Replies    []*Message  `json:"replies,omitzero"`
 }
@@ -70,14 +70,14 @@ type Event struct {
 	ID          string     `json:"id"`
 	Thread      string     `json:"thread"`
 	Type        string     `json:"type"`
-	FromState   *State     `json:"from_state"`
+	FromState   *State     `json:"from_state" jsonschema:"nullable"`
 	ToState     State      `json:"to_state"`
 	Origin      string     `json:"origin"`
 	Label       string     `json:"label"`
 	Actor       Author     `json:"actor"`
-	Message     *string    `json:"message"`
+	Message     *string    `json:"message" jsonschema:"nullable"`
 	At          time.Time  `json:"at"`
-	ConfirmedAt *time.Time `json:"confirmed_at"`
+	ConfirmedAt *time.Time `json:"confirmed_at" jsonschema:"nullable"`
 }
 
 // titleChars is how much of the root message a thread's title keeps.

@@ -20,7 +20,7 @@ type ThreadView struct {
 // ThreadPage answers list_threads.
 type ThreadPage struct {
 	Threads []Thread `json:"threads"`
-	Cursor  *string  `json:"cursor"`
+	Cursor  *string  `json:"cursor" jsonschema:"nullable"`
 }
 
 // ListQuery is list_threads' input, as strings straight from the binding.

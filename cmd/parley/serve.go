@@ -10,10 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-
 	"parley/migrations"
 	"parley/services"
+	"parley/web"
 )
 
 // shutdownGrace is how long in-flight requests get to finish on shutdown.
@@ -50,9 +49,10 @@ func runServe(args []string) error {
 	}
 	forum := services.New(db, services.Config{Realm: cfg.realm})
 
-	// A minimal app until package web takes it over.
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	app, err := web.New(forum, web.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
 
 	// Listen before logging, so the log names the real address (also with
 	// port 0) and a busy port fails here, before anything claims to serve.

@@ -1,0 +1,125 @@
+package web
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"parley/services"
+)
+
+// openAPIDocument builds the OpenAPI 3.1 description of the API from
+// services.Operations and the services' wire types, so it cannot drift from
+// them; a test checks it against the routes actually served.
+func openAPIDocument(forum *services.Forum) ([]byte, error) {
+	d := &docBuilder{schemas: map[string]*jsonschema.Schema{}}
+	refusal := d.ref("RefusalBody", services.Schema(&services.RefusalBody{}))
+	paths := map[string]map[string]any{}
+	add := func(method, path string, op map[string]any) {
+		if paths[path] == nil {
+			paths[path] = map[string]any{}
+		}
+		paths[path][strings.ToLower(method)] = op
+	}
+	for _, op := range services.Operations {
+		add(op.Method, op.Path, d.operation(forum, op, refusal))
+	}
+	manifest := paths["/api/v1/manifest"]["get"].(map[string]any)
+	add("GET", "/.well-known/parley.json", withID(manifest, "get_manifest_well_known"))
+	add("GET", "/api/v1/openapi.json", plain("openapi", "This OpenAPI document.", "application/json"))
+	add("GET", "/healthz", plain("healthz", "The process is alive.", "text/plain"))
+	add("GET", "/readyz", plain("readyz", "The database answers; 503 unavailable otherwise.", "text/plain"))
+
+	doc := map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "Parley",
+			"version":     services.Version,
+			"description": "The HTTP/JSON binding of Parley v1. Start with GET /api/v1/manifest. Every refusal is {\"error\": {reason, status, message, field?}} with a stable reason.",
+		},
+		"paths": paths,
+		"components": map[string]any{
+			"schemas":         d.schemas,
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
+		},
+	}
+	raw, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return []byte(strings.ReplaceAll(string(raw), "#/$defs/", "#/components/schemas/")), nil
+}
+
+type docBuilder struct {
+	schemas map[string]*jsonschema.Schema
+}
+
+// ref files a schema and its definitions under components and refers to it.
+func (d *docBuilder) ref(name string, s *jsonschema.Schema) map[string]any {
+	for k, def := range s.Definitions {
+		d.schemas[k] = def
+	}
+	s.Definitions = nil
+	d.schemas[name] = s
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+
+func (d *docBuilder) operation(forum *services.Forum, op services.Operation, refusal map[string]any) map[string]any {
+	out := map[string]any{
+		"operationId": op.Name,
+		"summary":     op.Description,
+		"description": "MCP tool: " + op.MCPTool + ". Right needed: " + op.Right + ".",
+		"responses": map[string]any{
+			strconv.Itoa(op.Status): jsonResponse("Success.", d.ref(typeName(op.Response), services.Schema(op.Response))),
+			"default":               jsonResponse("A refusal (PARLEY.md §2.2); the HTTP status equals error.status.", refusal),
+		},
+	}
+	if op.Right != "none" {
+		out["security"] = []map[string][]string{{"bearer": {}}}
+	}
+	var params []map[string]any
+	for _, p := range op.Params {
+		schema := map[string]any{"type": "string"}
+		if p.Integer {
+			schema = map[string]any{"type": "integer", "minimum": 1}
+		}
+		params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": p.In == "path", "description": p.Description, "schema": schema})
+	}
+	if params != nil {
+		out["parameters"] = params
+	}
+	if op.Body != nil {
+		body := services.Schema(op.Body)
+		if _, ok := op.Body.(services.EnvelopeInput); ok {
+			body = forum.EnvelopeSchema()
+		}
+		out["requestBody"] = map[string]any{"required": true, "content": map[string]any{
+			"application/json": map[string]any{"schema": d.ref(typeName(op.Body), body)},
+		}}
+	}
+	return out
+}
+
+func jsonResponse(description string, schema map[string]any) map[string]any {
+	return map[string]any{"description": description, "content": map[string]any{"application/json": map[string]any{"schema": schema}}}
+}
+
+func plain(id, summary, contentType string) map[string]any {
+	return map[string]any{"operationId": id, "summary": summary, "responses": map[string]any{
+		"200": map[string]any{"description": summary, "content": map[string]any{contentType: map[string]any{}}},
+	}}
+}
+
+func withID(op map[string]any, id string) map[string]any {
+	out := map[string]any{}
+	for k, v := range op {
+		out[k] = v
+	}
+	out["operationId"] = id
+	return out
+}
+
+func typeName(v any) string { return reflect.TypeOf(v).Name() }

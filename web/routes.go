@@ -1,0 +1,23 @@
+package web
+
+import "github.com/gofiber/fiber/v2"
+
+// routes is the whole route table. The API routes are those of
+// services.Operations; a test checks that both agree.
+func (s *server) routes(app *fiber.App) {
+	app.Get("/healthz", s.healthz)
+	app.Get("/readyz", s.readyz)
+	app.Get("/.well-known/parley.json", s.manifest)
+
+	api := app.Group("/api/v1")
+	api.Get("/manifest", s.manifest)
+	api.Get("/openapi.json", s.openAPI)
+	api.Get("/me", s.auth("whoami"), s.me)
+	api.Post("/messages", s.auth("post"), s.postMessage)
+	api.Get("/threads", s.auth("list_threads"), s.listThreads)
+	api.Get("/threads/:thread", s.auth("read_thread"), s.showThread)
+	api.Post("/threads/:thread/confirm", s.auth("confirm"), s.confirmThread)
+	api.Get("/inbox", s.auth("inbox"), s.inbox)
+	api.Get("/events", s.auth("get_events"), s.events)
+	api.Use(s.noSuchOperation)
+}
