@@ -24,7 +24,7 @@ type Message struct {
 
 	AwaitingIdentity  string
 	AwaitingExtension string
-	CreatedAt         time.Time
+	CreatedAt         time.Time `gorm:"autoCreateTime:false"` // set by services
 }
 
 // TableName pins the table name.

@@ -29,8 +29,8 @@ type Thread struct {
 	CreatedByIdentity  string
 	CreatedByExtension string
 	MessageCount       int
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	CreatedAt          time.Time `gorm:"autoCreateTime:false"` // set by services
+	UpdatedAt          time.Time `gorm:"autoUpdateTime:false"` // set by services
 }
 
 // TableName pins the table name.

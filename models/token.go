@@ -11,8 +11,8 @@ type Token struct {
 	Identity   string
 	AuthorKind string // "llm" or "human"
 	Label      string
-	Rights     string // comma-separated, e.g. "read,write,lock"
-	CreatedAt  time.Time
+	Rights     string    // comma-separated, e.g. "read,write,lock"
+	CreatedAt  time.Time `gorm:"autoCreateTime:false"` // set by services
 	RevokedAt  *time.Time
 }
 

@@ -6,8 +6,8 @@ import "time"
 type User struct {
 	ID           int64 `gorm:"primaryKey"`
 	Name         string
-	PasswordHash string // bcrypt
-	CreatedAt    time.Time
+	PasswordHash string    // bcrypt
+	CreatedAt    time.Time `gorm:"autoCreateTime:false"` // set by services
 }
 
 // TableName pins the table name.

@@ -1,6 +1,9 @@
 package web
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+)
 
 // routes is the whole route table. The API routes are those of
 // services.Operations; a test checks that both agree.
@@ -8,6 +11,11 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/.well-known/parley.json", s.manifest)
+	if s.mcp != nil {
+		// MCP's Streamable HTTP transport: POST carries JSON-RPC; GET and
+		// DELETE are answered by the transport itself (405 when stateless).
+		app.All("/mcp", adaptor.HTTPHandler(s.mcp))
+	}
 
 	api := app.Group("/api/v1")
 	api.Get("/manifest", s.manifest)

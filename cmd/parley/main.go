@@ -31,6 +31,7 @@ Usage:
   parley token list [--db URL]
   parley token revoke ID [--db URL]
   parley user add NAME [--db URL]
+  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley help
 
 Commands:
@@ -39,6 +40,8 @@ Commands:
   token create   create a token; the secret is printed once, on the last line
   token list     list every token (never their secrets)
   token revoke   revoke a token by its ID
+  mcp            serve the MCP tools over stdio for a local client, acting as
+                 the token in PARLEY_TOKEN
   user add       add a human account; the password comes from PARLEY_PASSWORD,
                  else from stdin (prompted for, without echo, on a terminal)
 
@@ -76,6 +79,8 @@ func run(args []string) int {
 		err = runToken(rest)
 	case "user":
 		err = runUser(rest)
+	case "mcp":
+		err = runMCP(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}

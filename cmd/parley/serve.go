@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"parley/mcp"
 	"parley/migrations"
 	"parley/services"
 	"parley/web"
@@ -49,7 +50,7 @@ func runServe(args []string) error {
 	}
 	forum := services.New(db, services.Config{Realm: cfg.realm})
 
-	app, err := web.New(forum, web.Options{Logger: logger})
+	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger)})
 	if err != nil {
 		return err
 	}

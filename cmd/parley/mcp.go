@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"parley/mcp"
+	"parley/migrations"
+	"parley/services"
+)
+
+// runMCP serves the MCP tools over stdio for a local client, acting as the
+// token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
+// including GORM's, go to stderr.
+func runMCP(args []string) error {
+	fs := newFlagSet("mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]")
+	var cfg config
+	cfg.dbFlag(fs)
+	cfg.realmFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	token := os.Getenv("PARLEY_TOKEN")
+	if token == "" {
+		return errors.New("PARLEY_TOKEN is not set: create one with 'parley token create' and pass it in the environment")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	db, closeDB, err := cfg.open()
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if _, err := migrations.Up(ctx, db); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	forum := services.New(db, services.Config{Realm: cfg.realm})
+	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

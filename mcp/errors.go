@@ -1,0 +1,34 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"parley/services"
+)
+
+// result is the one place where a service's answer becomes a tool result:
+// on success the value itself as structuredContent, and the same JSON as
+// text; on any error the refusal object of PARLEY.md §2.2 with isError set.
+// Faults that are not refusals are logged; the model sees only internal.
+func result(ctx context.Context, log *slog.Logger, tool string, v any, err error) (*mcpgo.CallToolResult, error) {
+	if err != nil {
+		r, unexpected := services.AsRefusal(err)
+		if unexpected {
+			log.ErrorContext(ctx, "tool failed", "tool", tool, "err", err)
+		}
+		v = services.RefusalBody{Error: r}
+	}
+	text, merr := json.Marshal(v)
+	if merr != nil {
+		return nil, merr
+	}
+	return &mcpgo.CallToolResult{
+		Content:           []mcpgo.Content{mcpgo.NewTextContent(string(text))},
+		StructuredContent: json.RawMessage(text),
+		IsError:           err != nil,
+	}, nil
+}

@@ -1,0 +1,123 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	"gorm.io/gorm"
+
+	"parley/mcp"
+	"parley/services"
+	"parley/web"
+)
+
+// fixedClock makes two worlds produce byte-identical answers.
+func fixedClock() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }
+
+// server is the real application, MCP endpoint included, on a random port.
+type server struct {
+	base  string
+	forum *services.Forum
+}
+
+func start(t *testing.T, db *gorm.DB, cfg services.Config) server {
+	t.Helper()
+	forum := services.New(db, cfg)
+	logger := slog.New(slog.DiscardHandler)
+	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln)
+	t.Cleanup(func() { app.Shutdown() })
+	return server{base: "http://" + ln.Addr().String(), forum: forum}
+}
+
+func (s server) token(t *testing.T, handle string, rights ...services.Right) string {
+	t.Helper()
+	if len(rights) == 0 {
+		rights = []services.Right{services.RightRead, services.RightWrite}
+	}
+	tok, err := s.forum.CreateToken(context.Background(), services.TokenRequest{Handle: handle, Rights: rights})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Secret
+}
+
+// httpClient is mcp-go's own client over Streamable HTTP, initialized.
+func httpClient(t *testing.T, url, token string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	headers := map[string]string{}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(headers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, opts...)
+	initialize(t, c)
+	return c
+}
+
+func initialize(t *testing.T, c *client.Client) *mcpgo.InitializeResult {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	res, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
+		ClientInfo: mcpgo.Implementation{Name: "parley-test", Version: "1"},
+	}})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return res
+}
+
+// callTool calls a tool and returns isError and structuredContent, after
+// checking that the text content carries the same JSON.
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) (bool, map[string]any) {
+	t.Helper()
+	res, err := c.CallTool(context.Background(), mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: name, Arguments: args}})
+	if err != nil {
+		t.Fatalf("%s: JSON-RPC error %v (a refusal must be a tool result)", name, err)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var structured map[string]any
+	json.Unmarshal(raw, &structured)
+	if len(res.Content) != 1 {
+		t.Fatalf("%s: %d content items", name, len(res.Content))
+	}
+	text, ok := res.Content[0].(mcpgo.TextContent)
+	var fromText map[string]any
+	if !ok || json.Unmarshal([]byte(text.Text), &fromText) != nil || !jsonEqual(fromText, structured) {
+		t.Fatalf("%s: text content is not the structured JSON: %+v", name, res.Content[0])
+	}
+	return res.IsError, structured
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+func reasonOf(body map[string]any) string {
+	e, _ := body["error"].(map[string]any)
+	r, _ := e["reason"].(string)
+	return r
+}

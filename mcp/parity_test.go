@@ -1,0 +1,189 @@
+package mcp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// step is one call in the parity scenario: who calls which operation with
+// which arguments (MCP's merged arguments; HTTP gets them split into path,
+// query and body), and the reason expected ("" for success).
+type step struct {
+	who    string
+	op     string
+	args   map[string]any
+	reason services.Reason
+}
+
+// parityScenario reaches every operation and every refusal reason a client
+// can meet (the dialectic profile's are not offered by this server).
+func parityScenario() []step {
+	steps := []step{
+		{"", "get_manifest", nil, ""},
+		{"alice", "whoami", nil, ""},
+		{"", "whoami", nil, services.TokenMissing},
+		{"forged", "whoami", nil, services.TokenInvalid},
+		{"revoked", "whoami", nil, services.TokenInvalid},
+		{"alice", "post", map[string]any{"kind": "ask", "body": "Which port?"}, ""},
+		{"reader", "post", map[string]any{"kind": "note", "thread": "th_1", "body": "x"}, services.TokenRightMissing},
+		{"bob", "post", map[string]any{"kind": "answer", "thread": 1, "parent": "msg_1", "body": "8443"}, ""},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_1", "body": "x", "mood": "calm"}, services.InvalidBody},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_1", "body": strings.Repeat("é", 501)}, services.InvalidBody},
+		{"alice", "post", map[string]any{"kind": "note", "thread": "th_1", "body": "me"}, services.SelfReply},
+		{"bob", "post", map[string]any{"kind": "decide", "thread": "th_1", "body": "mine"}, services.ThreadAuthorityMissing},
+		{"alice", "post", map[string]any{"kind": "reopen", "thread": "th_1", "body": "x"}, services.TransitionInvalid},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_9", "body": "x"}, services.ThreadNotFound},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_1", "parent": "msg_99", "body": "x"}, services.MessageNotFound},
+		{"bob", "post", map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:ghost"}, "body": "x"}, services.IdentityNotFound},
+		{"carol", "post", map[string]any{"kind": "ask", "body": "Second thread"}, ""},
+		{"bob", "post", map[string]any{"kind": "answer", "thread": "th_2", "parent": "msg_1", "body": "x"}, services.ParentMismatch},
+		{"bob", "read_thread", map[string]any{"thread": "th_1"}, ""},
+		{"bob", "read_thread", map[string]any{"thread": 2}, ""},
+		{"bob", "read_thread", map[string]any{"thread": "th_77"}, services.ThreadNotFound},
+		{"bob", "read_thread", map[string]any{"thread": "x"}, services.InvalidBody},
+		{"bob", "list_threads", nil, ""},
+		{"bob", "list_threads", map[string]any{"state": "answered", "limit": 1}, ""},
+		{"bob", "list_threads", map[string]any{"state": "bogus"}, services.InvalidBody},
+		{"bob", "list_threads", map[string]any{"limit": 500}, services.InvalidBody},
+		{"alice", "inbox", nil, ""},
+		{"bob", "inbox", map[string]any{"extension": "w1", "limit": 10}, ""},
+		{"bob", "inbox", map[string]any{"since": "not-a-cursor"}, services.InvalidBody},
+		{"bob", "get_events", nil, ""},
+		{"bob", "get_events", map[string]any{"thread": "th_1"}, ""},
+		{"bob", "get_events", map[string]any{"thread": "th_5"}, services.ThreadNotFound},
+		{"alice", "post", map[string]any{"kind": "mark", "thread": "th_1", "state": "closed", "body": "done"}, ""},
+		{"bob", "confirm", map[string]any{"thread": "th_1", "state": "closed"}, services.TokenRightMissing},
+		{"mod", "confirm", map[string]any{"thread": "th_1", "state": "decided"}, services.StateChanged},
+		{"mod", "confirm", map[string]any{"thread": "th_1"}, services.InvalidBody},
+		{"mod", "confirm", map[string]any{"thread": "th_1", "state": "closed"}, ""},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_1", "body": "late"}, services.ThreadLocked},
+		{"mod", "post", map[string]any{"kind": "mark", "thread": "th_2", "state": "obsolete", "body": "gone"}, ""},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_2", "body": "x"}, services.ThreadEnded},
+		{"mod", "post", map[string]any{"kind": "reopen", "thread": "th_2", "body": "back"}, ""},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_2", "body": "fourth"}, ""},
+		{"bob", "post", map[string]any{"kind": "note", "thread": "th_2", "body": "fifth"}, services.LimitExceeded},
+	}
+	for range postsPerMinute {
+		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})
+	}
+	return append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "once more"}, services.RateLimited})
+}
+
+// postsPerMinute is low enough for one caller to reach, high enough for the
+// others never to.
+const postsPerMinute = 20
+
+// TestParityHTTPAndMCP runs the same scenario through HTTP and through MCP,
+// each on a fresh world, and requires the same answers: same success or
+// refusal, same reason, byte-identical bodies.
+func TestParityHTTPAndMCP(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, _ *gorm.DB) {
+		limits := services.DefaultLimits()
+		limits.ThreadMaxMessages, limits.PostsPerMinute = 4, postsPerMinute
+		cfg := services.Config{Limits: limits, Now: fixedClock}
+		dialect := strings.TrimPrefix(t.Name()[strings.LastIndex(t.Name(), "/"):], "/")
+		overHTTP, overMCP := newWorld(t, dialect, cfg), newWorld(t, dialect, cfg)
+		for i, s := range parityScenario() {
+			httpFailed, httpBody := overHTTP.viaHTTP(t, s)
+			mcpFailed, mcpBody := overMCP.viaMCP(t, s)
+			label := s.op + " by " + s.who
+			if httpFailed != mcpFailed || reasonOf(httpBody) != reasonOf(mcpBody) {
+				t.Fatalf("step %d %s: HTTP failed=%v %q, MCP isError=%v %q", i, label, httpFailed, reasonOf(httpBody), mcpFailed, reasonOf(mcpBody))
+			}
+			if reasonOf(httpBody) != string(s.reason) {
+				t.Fatalf("step %d %s: reason %q, want %q: %v", i, label, reasonOf(httpBody), s.reason, httpBody)
+			}
+			if !jsonEqual(httpBody, mcpBody) {
+				h, _ := json.Marshal(httpBody)
+				m, _ := json.Marshal(mcpBody)
+				t.Fatalf("step %d %s: bodies differ\nHTTP %s\nMCP  %s", i, label, h, m)
+			}
+		}
+	})
+}
+
+// world is one server with the scenario's callers.
+type world struct {
+	srv    server
+	tokens map[string]string
+}
+
+func newWorld(t *testing.T, dialect string, cfg services.Config) *world {
+	srv := start(t, dbtest.Fresh(t, dialect), cfg)
+	w := &world{srv: srv, tokens: map[string]string{"": "", "forged": "prl_00_00"}}
+	for _, name := range []string{"alice", "bob", "carol", "spammer"} {
+		w.tokens[name] = srv.token(t, name)
+	}
+	w.tokens["reader"] = srv.token(t, "reader", services.RightRead)
+	w.tokens["mod"] = srv.token(t, "mod", services.RightRead, services.RightWrite, services.RightLock)
+	w.tokens["revoked"] = srv.token(t, "revoked")
+	list, _ := srv.forum.ListTokens(t.Context())
+	for _, tok := range list {
+		if tok.Identity == "ainotes:revoked" {
+			srv.forum.RevokeToken(t.Context(), tok.ID)
+		}
+	}
+	return w
+}
+
+// viaHTTP maps the merged arguments onto the operation's route.
+func (w *world) viaHTTP(t *testing.T, s step) (bool, map[string]any) {
+	t.Helper()
+	var op services.Operation
+	for _, o := range services.Operations {
+		if o.Name == s.op {
+			op = o
+		}
+	}
+	path, query, body := op.Path, url.Values{}, map[string]any{}
+	for k, v := range s.args {
+		sv := strings.Trim(mustJSON(v), `"`)
+		switch {
+		case strings.Contains(path, "{"+k+"}"):
+			path = strings.Replace(path, "{"+k+"}", sv, 1)
+		case op.Method == "GET":
+			query.Set(k, sv)
+		default:
+			body[k] = v
+		}
+	}
+	var rd io.Reader
+	if op.Method == "POST" {
+		rd = bytes.NewReader([]byte(mustJSON(body)))
+	}
+	req, _ := http.NewRequest(op.Method, w.srv.base+path+"?"+query.Encode(), rd)
+	if tok := w.tokens[s.who]; tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: %v", s.op, err)
+	}
+	return resp.StatusCode >= 400, out
+}
+
+func (w *world) viaMCP(t *testing.T, s step) (bool, map[string]any) {
+	t.Helper()
+	c := httpClient(t, w.srv.base+"/mcp", w.tokens[s.who])
+	return callTool(t, c, s.op, s.args)
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

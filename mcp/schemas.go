@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/invopop/jsonschema"
+
+	"parley/services"
+)
+
+// inputSchema is a tool's arguments: the HTTP path and query parameters and
+// the JSON body merged into one object (PARLEY.md §2.1). post's is the
+// envelope itself.
+func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
+	if op.Name == "post" {
+		return mustJSON(forum.EnvelopeSchema())
+	}
+	s := &jsonschema.Schema{Type: "object", Properties: jsonschema.NewProperties(), AdditionalProperties: jsonschema.FalseSchema}
+	for _, p := range op.Params {
+		s.Properties.Set(p.Name, paramSchema(forum, p))
+		if p.In == "path" {
+			s.Required = append(s.Required, p.Name)
+		}
+	}
+	if op.Body != nil {
+		body := services.Schema(op.Body)
+		for pair := body.Properties.Oldest(); pair != nil; pair = pair.Next() {
+			s.Properties.Set(pair.Key, pair.Value)
+		}
+		s.Required = append(s.Required, body.Required...)
+		s.Definitions = body.Definitions
+	}
+	return mustJSON(s)
+}
+
+func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
+	switch {
+	case p.Integer:
+		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().PageMax)), Description: p.Description}
+	case p.Name == "thread":
+		s := services.Ref{}.JSONSchema()
+		s.Description = p.Description
+		return s
+	case p.Name == "state":
+		s := services.State("").JSONSchema()
+		s.Description = p.Description
+		return s
+	}
+	return &jsonschema.Schema{Type: "string", Description: p.Description}
+}
+
+// outputSchema admits both answers of a tool: the operation's success body
+// and the refusal object. Independent clients validate structuredContent
+// against it even when isError is set, so it must admit refusals too.
+func outputSchema(op services.Operation) json.RawMessage {
+	ok := services.Schema(op.Response)
+	refusal := services.Schema(&services.RefusalBody{})
+	defs := jsonschema.Definitions{}
+	for _, s := range []*jsonschema.Schema{ok, refusal} {
+		for name, def := range s.Definitions {
+			defs[name] = def
+		}
+		s.Definitions = nil
+	}
+	name := reflect.TypeOf(op.Response).Name()
+	defs[name], defs["RefusalBody"] = ok, refusal
+	return mustJSON(&jsonschema.Schema{
+		Type:        "object",
+		Description: "On success the " + name + "; when isError is true, the refusal {\"error\": {reason, status, message, field?}}.",
+		AnyOf:       []*jsonschema.Schema{{Ref: "#/$defs/" + name}, {Ref: "#/$defs/RefusalBody"}},
+		Definitions: defs,
+	})
+}
+
+func mustJSON(s *jsonschema.Schema) json.RawMessage {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a schema built from Go types always encodes
+	}
+	return raw
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
