@@ -57,19 +57,24 @@ func (s server) token(t *testing.T, handle string, rights ...services.Right) str
 }
 
 // httpClient is mcp-go's own client over Streamable HTTP, initialized.
-func httpClient(t *testing.T, url, token string, opts ...client.ClientOption) *client.Client {
+func httpClient(t *testing.T, url, token string) *client.Client {
 	t.Helper()
 	headers := map[string]string{}
 	if token != "" {
 		headers["Authorization"] = "Bearer " + token
 	}
+	c := newHTTPClient(t, url, headers)
+	initialize(t, c)
+	return c
+}
+
+func newHTTPClient(t *testing.T, url string, headers map[string]string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(headers))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.NewClient(tr, opts...)
-	initialize(t, c)
-	return c
+	return client.NewClient(tr, opts...)
 }
 
 func initialize(t *testing.T, c *client.Client) *mcpgo.InitializeResult {

@@ -50,17 +50,20 @@ func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 // operation table.
 func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
 	readOnly := op.Method == "GET"
-	return mcpgo.NewTool(op.MCPTool,
-		mcpgo.WithDescription(op.Description+" "+guidance[op.Name]+
-			fmt.Sprintf(" Right needed: %s. Same as HTTP %s.", op.Right, op.HTTP)),
+	tool := mcpgo.NewToolWithRawSchema(op.MCPTool,
+		op.Description+" "+guidance[op.Name]+fmt.Sprintf(" Right needed: %s. Same as HTTP %s.", op.Right, op.HTTP),
+		inputSchema(forum, op))
+	for _, opt := range []mcpgo.ToolOption{
 		mcpgo.WithTitleAnnotation(strings.ReplaceAll(op.Name, "_", " ")),
-		mcpgo.WithRawInputSchema(inputSchema(forum, op)),
 		mcpgo.WithRawOutputSchema(outputSchema(op)),
 		mcpgo.WithReadOnlyHintAnnotation(readOnly),
 		mcpgo.WithDestructiveHintAnnotation(false),
 		mcpgo.WithIdempotentHintAnnotation(readOnly || op.Name == "confirm"),
 		mcpgo.WithOpenWorldHintAnnotation(false),
-	)
+	} {
+		opt(&tool)
+	}
+	return tool
 }
 
 // handler admits the caller, decodes the arguments and calls the one

@@ -44,8 +44,15 @@ func Fresh(t testing.TB, dialect string) *gorm.DB {
 // Empty returns a new database of the dialect with no tables.
 func Empty(t testing.TB, dialect string) *gorm.DB {
 	t.Helper()
+	return open(t, EmptyURL(t, dialect))
+}
+
+// EmptyURL makes a new database of the dialect with no tables and returns
+// what --db takes to reach it, for tests that start a process.
+func EmptyURL(t testing.TB, dialect string) string {
+	t.Helper()
 	if dialect == "sqlite" {
-		return open(t, filepath.Join(t.TempDir(), "parley.db"))
+		return filepath.Join(t.TempDir(), "parley.db")
 	}
 	url := PostgresURL(t)
 	admin := open(t, url)
@@ -54,7 +61,7 @@ func Empty(t testing.TB, dialect string) *gorm.DB {
 		t.Fatalf("create schema: %v", err)
 	}
 	t.Cleanup(func() { admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
-	return open(t, WithSearchPath(url, schema))
+	return WithSearchPath(url, schema)
 }
 
 // PostgresURL returns the test server's URL, skipping the test when none is

@@ -1,0 +1,84 @@
+package mcp_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"parley/mcp"
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// TestToolSnapshots keeps what agents see under review: each tool's name,
+// description, schemas and hints are snapshotted in testdata/tools. After a
+// deliberate change, regenerate with UPDATE_SNAPSHOTS=1 go test ./mcp.
+func TestToolSnapshots(t *testing.T) {
+	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
+	for _, tool := range mcp.Tools(forum, slog.New(slog.DiscardHandler)) {
+		t.Run(tool.Tool.Name, func(t *testing.T) {
+			got, err := json.MarshalIndent(tool.Tool, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, '\n')
+			path := filepath.Join("testdata", "tools", tool.Tool.Name+".json")
+			if os.Getenv("UPDATE_SNAPSHOTS") == "1" {
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("no snapshot (run UPDATE_SNAPSHOTS=1 go test ./mcp): %v", err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("tool %s differs from %s; if the change is deliberate, regenerate with UPDATE_SNAPSHOTS=1", tool.Tool.Name, path)
+			}
+		})
+	}
+}
+
+// TestToolsFollowTheOperationTable checks names, hints and the schema each
+// tool declares.
+func TestToolsFollowTheOperationTable(t *testing.T) {
+	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
+	tools := mcp.Tools(forum, slog.New(slog.DiscardHandler))
+	if len(tools) != len(services.Operations) {
+		t.Fatalf("%d tools for %d operations", len(tools), len(services.Operations))
+	}
+	for i, tool := range tools {
+		op, tl := services.Operations[i], tool.Tool
+		if tl.Name != op.MCPTool {
+			t.Errorf("tool %d is %s, want %s", i, tl.Name, op.MCPTool)
+		}
+		a := tl.Annotations
+		if a.ReadOnlyHint == nil || a.DestructiveHint == nil || a.IdempotentHint == nil || a.OpenWorldHint == nil {
+			t.Errorf("%s: hints not all set explicitly: %+v", tl.Name, a)
+			continue
+		}
+		if *a.ReadOnlyHint != (op.Method == "GET") || *a.DestructiveHint {
+			t.Errorf("%s: readOnly %v destructive %v", tl.Name, *a.ReadOnlyHint, *a.DestructiveHint)
+		}
+		var out map[string]any
+		json.Unmarshal(tl.RawOutputSchema, &out)
+		if out["type"] != "object" || len(out["anyOf"].([]any)) != 2 {
+			t.Errorf("%s: output schema must be an object admitting success and refusal: %s", tl.Name, tl.RawOutputSchema)
+		}
+		if len(tl.Description) < 100 {
+			t.Errorf("%s: description too thin for a model: %q", tl.Name, tl.Description)
+		}
+	}
+	var post map[string]any
+	json.Unmarshal(tools[2].Tool.RawInputSchema, &post)
+	kinds := post["$defs"].(map[string]any)["Kind"].(map[string]any)["enum"].([]any)
+	if len(kinds) != 9 || post["additionalProperties"] != false {
+		t.Fatalf("post's input schema is not the envelope with the nine acts: %v", post)
+	}
+	if msg := services.EnvelopeFieldsMatch(); msg != "" {
+		t.Fatalf("envelope schema and parser disagree: %s", msg)
+	}
+}
