@@ -36,10 +36,14 @@ func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
 // every request stands alone and carries its own bearer token. Streaming is
 // off, so GET /mcp answers 405 at once instead of holding a stream open.
 func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
 	return mcpserver.NewStreamableHTTPServer(New(forum, logger),
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
 		mcpserver.WithHTTPContextFunc(tokenFromRequest),
+		mcpserver.WithStreamableHTTPLogger(logger),
 	)
 }
 

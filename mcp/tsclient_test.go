@@ -1,0 +1,34 @@
+package mcp_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// TestTypeScriptSDKClient runs the official TypeScript SDK, pinned in
+// package.json, against the real server: an independent client, validating
+// our output schemas as strictly as any client will.
+func TestTypeScriptSDKClient(t *testing.T) {
+	if _, err := os.Stat("../node_modules/@modelcontextprotocol/sdk"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the TypeScript MCP SDK is not installed: .ci/run must run npm ci")
+		}
+		t.Skip("TypeScript MCP SDK not installed: run npm ci to include this test")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH")
+	}
+	srv := start(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	cmd := exec.Command(node, "tsclient/session.mjs", srv.base+"/mcp", srv.token(t, "alice"), srv.token(t, "bob"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "session complete") {
+		t.Fatalf("TypeScript SDK session failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
