@@ -174,30 +174,35 @@ func (f *Forum) RevokeToken(ctx context.Context, id int64) (TokenInfo, error) {
 
 // AddUser creates a human account; the password is stored as a bcrypt hash.
 func (f *Forum) AddUser(ctx context.Context, name, password string) error {
+	return f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		_, err := f.addUser(tx, name, password)
+		return err
+	})
+}
+
+func (f *Forum) addUser(tx *gorm.DB, name, password string) (models.User, error) {
 	if !validName(name, 64) {
-		return Refuse(InvalidBody, "name must match [a-z0-9][a-z0-9._-]{0,63}").On("name")
+		return models.User{}, Refuse(InvalidBody, "name must match [a-z0-9][a-z0-9._-]{0,63}").On("name")
 	}
 	if len(password) < 8 || len(password) > 72 {
-		return Refuse(InvalidBody, "password must be 8 to 72 bytes long").On("password")
+		return models.User{}, Refuse(InvalidBody, "password must be 8 to 72 bytes long").On("password")
+	}
+	var n int64
+	if err := tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
+		return models.User{}, fmt.Errorf("add user: %w", err)
+	}
+	if n > 0 {
+		return models.User{}, Refuse(InvalidBody, "a human named %q exists", name).On("name")
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
-		return fmt.Errorf("add user: %w", err)
+		return models.User{}, fmt.Errorf("add user: %w", err)
 	}
-	return f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&models.User{}).Where("name = ?", name).Count(&n).Error; err != nil {
-			return fmt.Errorf("add user: %w", err)
-		}
-		if n > 0 {
-			return Refuse(InvalidBody, "a human named %q exists", name).On("name")
-		}
-		user := models.User{Name: name, PasswordHash: string(hash), CreatedAt: f.timestamp()}
-		if err := tx.Create(&user).Error; err != nil {
-			return fmt.Errorf("add user: %w", err)
-		}
-		return nil
-	})
+	user := models.User{Name: name, PasswordHash: string(hash), CreatedAt: f.timestamp()}
+	if err := tx.Create(&user).Error; err != nil {
+		return models.User{}, fmt.Errorf("add user: %w", err)
+	}
+	return user, nil
 }
 
 // identityExists reports whether an identity holds or held a token, or is
@@ -227,4 +232,31 @@ func randomHex(n int) string {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return hex.EncodeToString(b)
+}
+
+// Token management from the web UI: humans are the final authority, so any
+// signed-in human manages tokens; nobody else does.
+
+// CreateTokenAs creates an agent token on a human's behalf.
+func (f *Forum) CreateTokenAs(ctx context.Context, who Caller, req TokenRequest) (CreatedToken, error) {
+	if !who.Human() {
+		return CreatedToken{}, Refuse(TokenRightMissing, "only a human manages tokens")
+	}
+	return f.CreateToken(ctx, req)
+}
+
+// ListTokensAs lists tokens for a human.
+func (f *Forum) ListTokensAs(ctx context.Context, who Caller) ([]TokenInfo, error) {
+	if !who.Human() {
+		return nil, Refuse(TokenRightMissing, "only a human manages tokens")
+	}
+	return f.ListTokens(ctx)
+}
+
+// RevokeTokenAs revokes a token for a human.
+func (f *Forum) RevokeTokenAs(ctx context.Context, who Caller, id int64) (TokenInfo, error) {
+	if !who.Human() {
+		return TokenInfo{}, Refuse(TokenRightMissing, "only a human manages tokens")
+	}
+	return f.RevokeToken(ctx, id)
 }

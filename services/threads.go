@@ -28,6 +28,10 @@ type ListQuery struct {
 	State  string `json:"state,omitempty"`
 	Cursor string `json:"cursor,omitempty"`
 	Limit  string `json:"limit,omitempty"`
+
+	// The web UI's filters, beyond the protocol's list_threads.
+	AwaitingMe  bool `json:"-"` // only threads awaiting the caller (or anyone)
+	Unconfirmed bool `json:"-"` // only threads whose state is a proposal
 }
 
 // ReadThread returns a thread with its messages nested by parent, each
@@ -97,6 +101,12 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	}
 	if before > 0 {
 		db = db.Where("activity_seq < ?", before)
+	}
+	if q.AwaitingMe {
+		db = db.Where("awaiting_identity IN ?", []string{who.Identity, "*"})
+	}
+	if q.Unconfirmed {
+		db = db.Where("state_confirmed_at IS NULL")
 	}
 	var rows []models.Thread
 	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {

@@ -1,0 +1,213 @@
+package services
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// Browser sessions and sign-in for humans (the web UI). Like everything
+// else they live in the database, so servers stay stateless.
+const (
+	// SessionLifetime is how long a sign-in lasts.
+	SessionLifetime = 14 * 24 * time.Hour
+	// signInFailuresAllowed is how many failed sign-ins a name, or a client
+	// address, may have per signInWindow before it must wait.
+	signInFailuresAllowed = 5
+	signInWindow          = 15 * time.Minute
+	setupLifetime         = 24 * time.Hour
+)
+
+// Session is a signed-in human: the cookie's secret (shown once, stored
+// hashed), the CSRF token forms must carry, and the caller it acts as.
+type Session struct {
+	Token  string
+	CSRF   string
+	Caller Caller
+}
+
+// humanCaller is the caller a signed-in human acts as.
+func humanCaller(name string) Caller {
+	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name}
+}
+
+// SignIn checks a human's name and password and opens a session. Failed
+// attempts are counted per name and per client address; past the limit the
+// answer is rate_limited, even for the right password, until the window ends.
+func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Session, error) {
+	keys := []string{"name:" + name, "client:" + client}
+	for _, key := range keys {
+		if err := f.signInAllowed(ctx, key); err != nil {
+			return Session{}, err
+		}
+	}
+	var user models.User
+	err := f.db.WithContext(ctx).Where("name = ?", name).First(&user).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return Session{}, fmt.Errorf("sign in: %w", err)
+	}
+	hash := []byte(user.PasswordHash)
+	if user.ID == 0 {
+		hash = dummyHash // spend the same time on an unknown name
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || user.ID == 0 {
+		for _, key := range keys {
+			if err := f.countSignInFailure(ctx, key); err != nil {
+				return Session{}, err
+			}
+		}
+		return Session{}, Refuse(TokenInvalid, "unknown name or wrong password").On("password")
+	}
+	return f.openSession(f.db.WithContext(ctx), user)
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("parley: no such user"), bcrypt.DefaultCost)
+
+func (f *Forum) signInAllowed(ctx context.Context, key string) error {
+	window := f.now().UTC().Truncate(signInWindow)
+	var n int
+	err := f.db.WithContext(ctx).Raw("SELECT COALESCE(SUM(count), 0) FROM sign_in_failures WHERE key = ? AND window_start = ?",
+		key, window.Unix()).Scan(&n).Error
+	if err != nil {
+		return fmt.Errorf("sign in: %w", err)
+	}
+	if n >= signInFailuresAllowed {
+		retry := int(window.Add(signInWindow).Sub(f.now().UTC()).Seconds() + 0.999)
+		r := Refuse(RateLimited, "too many failed sign-ins; try again in %d minutes", (retry+59)/60)
+		r.RetryAfter = retry
+		return r
+	}
+	return nil
+}
+
+func (f *Forum) countSignInFailure(ctx context.Context, key string) error {
+	window := f.now().UTC().Truncate(signInWindow).Unix()
+	db := f.db.WithContext(ctx)
+	err := db.Exec(`INSERT INTO sign_in_failures (key, window_start, count) VALUES (?, ?, 1)
+		ON CONFLICT (key, window_start) DO UPDATE SET count = sign_in_failures.count + 1`, key, window).Error
+	if err == nil {
+		err = db.Exec("DELETE FROM sign_in_failures WHERE key = ? AND window_start < ?", key, window).Error
+	}
+	if err != nil {
+		return fmt.Errorf("sign in: %w", err)
+	}
+	return nil
+}
+
+func (f *Forum) openSession(db *gorm.DB, user models.User) (Session, error) {
+	token, csrf := randomHex(32), randomHex(32)
+	sum := sha256.Sum256([]byte(token))
+	now := f.timestamp()
+	row := models.Session{TokenHash: sum[:], UserID: user.ID, CSRF: csrf, CreatedAt: now, ExpiresAt: now.Add(SessionLifetime)}
+	if err := db.Create(&row).Error; err != nil {
+		return Session{}, fmt.Errorf("open session: %w", err)
+	}
+	if err := db.Where("user_id = ? AND expires_at < ?", user.ID, now).Delete(&models.Session{}).Error; err != nil {
+		return Session{}, fmt.Errorf("open session: %w", err)
+	}
+	return Session{Token: token, CSRF: csrf, Caller: humanCaller(user.Name)}, nil
+}
+
+// SessionCaller resolves a session cookie to its human and CSRF token.
+func (f *Forum) SessionCaller(ctx context.Context, token string) (Session, error) {
+	if token == "" {
+		return Session{}, Refuse(TokenMissing, "sign in first")
+	}
+	sum := sha256.Sum256([]byte(token))
+	var row struct {
+		models.Session
+		Name string
+	}
+	err := f.db.WithContext(ctx).Table("sessions").Select("sessions.*, users.name").
+		Joins("JOIN users ON users.id = sessions.user_id").
+		Where("sessions.token_hash = ? AND sessions.expires_at > ?", sum[:], f.timestamp()).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Session{}, Refuse(TokenInvalid, "your session has ended; sign in again")
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("session: %w", err)
+	}
+	return Session{Token: token, CSRF: row.CSRF, Caller: humanCaller(row.Name)}, nil
+}
+
+// SignOut ends a session.
+func (f *Forum) SignOut(ctx context.Context, token string) error {
+	sum := sha256.Sum256([]byte(token))
+	if err := f.db.WithContext(ctx).Where("token_hash = ?", sum[:]).Delete(&models.Session{}).Error; err != nil {
+		return fmt.Errorf("sign out: %w", err)
+	}
+	return nil
+}
+
+// SetupLink prepares the first run: when no human exists it stores a new
+// one-time setup token (replacing any earlier one) and returns it; once a
+// human exists it returns "".
+func (f *Forum) SetupLink(ctx context.Context) (string, error) {
+	var token string
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var users int64
+		if err := tx.Model(&models.User{}).Count(&users).Error; err != nil || users > 0 {
+			return err
+		}
+		if err := tx.Where("1 = 1").Delete(&models.SetupToken{}).Error; err != nil {
+			return err
+		}
+		token = randomHex(24)
+		sum := sha256.Sum256([]byte(token))
+		now := f.timestamp()
+		return tx.Create(&models.SetupToken{TokenHash: sum[:], CreatedAt: now, ExpiresAt: now.Add(setupLifetime)}).Error
+	})
+	if err != nil {
+		return "", fmt.Errorf("setup link: %w", err)
+	}
+	return token, nil
+}
+
+// CheckSetup reports whether a setup token is valid now.
+func (f *Forum) CheckSetup(ctx context.Context, token string) error {
+	return f.checkSetup(f.db.WithContext(ctx), token)
+}
+
+func (f *Forum) checkSetup(db *gorm.DB, token string) error {
+	sum := sha256.Sum256([]byte(token))
+	var n int64
+	if err := db.Model(&models.SetupToken{}).Where("token_hash = ? AND expires_at > ?", sum[:], f.timestamp()).Count(&n).Error; err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	if n == 0 || strings.TrimSpace(token) == "" {
+		return Refuse(TokenInvalid, "this setup link is unknown, used or expired; restart the server for a new one while no human exists")
+	}
+	return nil
+}
+
+// CompleteSetup creates the first human account with a setup token, uses
+// the token up, and signs the new human in.
+func (f *Forum) CompleteSetup(ctx context.Context, token, name, password string) (Session, error) {
+	var out Session
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := f.checkSetup(tx, token); err != nil {
+			return err
+		}
+		user, err := f.addUser(tx, name, password)
+		if err != nil {
+			return err
+		}
+		if err := tx.Where("1 = 1").Delete(&models.SetupToken{}).Error; err != nil {
+			return err
+		}
+		out, err = f.openSession(tx, user)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("setup: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+package services_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"parley/models"
+	"parley/services"
+)
+
+func TestSignInSessionsAndThrottle(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		if err := w.forum.AddUser(w.ctx, "ada", "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		var user models.User
+		w.db.Where("name = ?", "ada").First(&user)
+		if !strings.HasPrefix(user.PasswordHash, "$2") || strings.Contains(user.PasswordHash, "horse") {
+			t.Fatalf("password not stored as a bcrypt hash: %q", user.PasswordHash)
+		}
+		s, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Caller.Identity != "human:ada" || !s.Caller.Human() || s.CSRF == "" || s.Token == "" {
+			t.Fatalf("session %+v", s)
+		}
+		back, err := w.forum.SessionCaller(w.ctx, s.Token)
+		if err != nil || back.Caller.Identity != "human:ada" || back.CSRF != s.CSRF {
+			t.Fatalf("session lookup: %+v %v", back, err)
+		}
+		var stored int64
+		w.db.Model(&models.Session{}).Where("csrf = ?", s.CSRF).Count(&stored)
+		if stored != 1 {
+			t.Fatal("session not stored")
+		}
+		if err := w.forum.SignOut(w.ctx, s.Token); err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.forum.SessionCaller(w.ctx, s.Token)
+		expectRefusal(t, err, services.TokenInvalid)
+
+		for range 5 {
+			_, err := w.forum.SignIn(w.ctx, "ada", "wrong password", "10.0.0.2")
+			expectRefusal(t, err, services.TokenInvalid, "password")
+		}
+		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.3")
+		r := expectRefusal(t, err, services.RateLimited)
+		if r.RetryAfter <= 0 {
+			t.Fatalf("throttle without retry_after: %+v", r)
+		}
+		_, err = w.forum.SignIn(w.ctx, "nobody", "whatever1", "10.0.0.2")
+		expectRefusal(t, err, services.RateLimited) // the client address is throttled too
+	})
+}
+
+func TestFirstRunSetup(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		link, err := w.forum.SetupLink(w.ctx)
+		if err != nil || link == "" {
+			t.Fatalf("no setup link on an empty forum: %q %v", link, err)
+		}
+		expectRefusal(t, w.forum.CheckSetup(w.ctx, "forged"), services.TokenInvalid)
+		if err := w.forum.CheckSetup(w.ctx, link); err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.forum.CompleteSetup(w.ctx, link, "Bad Name", "correct horse battery")
+		expectRefusal(t, err, services.InvalidBody, "name")
+		s, err := w.forum.CompleteSetup(w.ctx, link, "ada", "correct horse battery")
+		if err != nil || s.Caller.Identity != "human:ada" {
+			t.Fatalf("setup: %+v %v", s, err)
+		}
+		_, err = w.forum.CompleteSetup(w.ctx, link, "eve", "correct horse battery")
+		expectRefusal(t, err, services.TokenInvalid)
+		if again, _ := w.forum.SetupLink(w.ctx); again != "" {
+			t.Fatal("a setup link was issued although a human exists")
+		}
+	})
+}
+
+func TestExpiredSessionIsInvalid(t *testing.T) {
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	eachWorldWith(t, services.Config{Now: func() time.Time { return clock }}, func(t *testing.T, w *world) {
+		w.forum.AddUser(w.ctx, "ada", "correct horse battery")
+		s, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := services.New(w.db, services.Config{Now: func() time.Time { return clock.Add(services.SessionLifetime + time.Second) }})
+		_, err = later.SessionCaller(w.ctx, s.Token)
+		expectRefusal(t, err, services.TokenInvalid)
+	})
+}
+
+func TestTokensAreManagedByHumansOnly(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
+		_, err := w.forum.CreateTokenAs(w.ctx, mod, services.TokenRequest{Handle: "x", Rights: []services.Right{services.RightRead}})
+		expectRefusal(t, err, services.TokenRightMissing)
+		ada := w.human("ada")
+		tok, err := w.forum.CreateTokenAs(w.ctx, ada, services.TokenRequest{Handle: "x", Rights: []services.Right{services.RightRead}, Label: "Scout"})
+		if err != nil || tok.Token.Label != "Scout" {
+			t.Fatal(err)
+		}
+		if _, err := w.forum.RevokeTokenAs(w.ctx, ada, tok.Token.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.forum.RevokeTokenAs(w.ctx, ada, 99999)
+		expectRefusal(t, err, services.IdentityNotFound)
+	})
+}
+
+func TestListFiltersOfTheWebUI(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice, bob, ada := w.agent("alice"), w.agent("bob"), w.human("ada")
+		open := w.must(alice, env{"kind": "ask", "body": "anyone?"}).Thread.ID
+		toAda := w.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "human:ada"}, "body": "ada?"}).Thread.ID
+		proposed := w.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "ainotes:bob"}, "body": "bob?"}).Thread.ID
+		w.must(bob, env{"kind": "answer", "thread": proposed, "body": "yes"})
+		page, _ := w.forum.ListThreads(w.ctx, ada, services.ListQuery{AwaitingMe: true})
+		if ids := threadIDs(page); !equal(ids, []string{toAda, open}) {
+			t.Fatalf("awaiting ada: %v", ids)
+		}
+		page, _ = w.forum.ListThreads(w.ctx, ada, services.ListQuery{Unconfirmed: true})
+		if ids := threadIDs(page); !equal(ids, []string{proposed}) {
+			t.Fatalf("unconfirmed: %v", ids)
+		}
+	})
+}
+
+func threadIDs(p services.ThreadPage) []string {
+	var out []string
+	for _, th := range p.Threads {
+		out = append(out, th.ID)
+	}
+	return out
+}
