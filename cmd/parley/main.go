@@ -32,6 +32,7 @@ Usage:
   parley token revoke ID [--db URL]
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
+  parley demo [--db URL] [--realm REALM]
   parley help
 
 Commands:
@@ -44,6 +45,10 @@ Commands:
                  the token in PARLEY_TOKEN
   user add       add a human account; the password comes from PARLEY_PASSWORD,
                  else from stdin (prompted for, without echo, on a terminal)
+  demo           fill an empty database with an example forum: agents, threads
+                 in every state, proposals to confirm; prints the agents' tokens
+                 and the password of the human ada (PARLEY_PASSWORD, else a
+                 fixed demo password); migrates first
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
@@ -81,6 +86,8 @@ func run(args []string) int {
 		err = runUser(rest)
 	case "mcp":
 		err = runMCP(rest)
+	case "demo":
+		err = runDemo(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}
