@@ -260,3 +260,34 @@ func (f *Forum) RevokeTokenAs(ctx context.Context, who Caller, id int64) (TokenI
 	}
 	return f.RevokeToken(ctx, id)
 }
+
+// TokenPage is the web UI's tokens page: every token, and the one just
+// created with its secret (shown once).
+type TokenPage struct {
+	Tokens  []TokenInfo
+	Created *CreatedToken
+}
+
+// TokenPageAs lists the tokens for a human, first creating one when req is
+// not nil. A refused creation still lists the tokens, beside the refusal.
+func (f *Forum) TokenPageAs(ctx context.Context, who Caller, req *TokenRequest) (TokenPage, error) {
+	var page TokenPage
+	var refusal error
+	if req != nil {
+		created, err := f.CreateTokenAs(ctx, who, *req)
+		var r *Refusal
+		if err != nil && !errors.As(err, &r) {
+			return TokenPage{}, err
+		}
+		if err == nil {
+			page.Created = &created
+		}
+		refusal = err
+	}
+	tokens, err := f.ListTokensAs(ctx, who)
+	if err != nil {
+		return TokenPage{}, err
+	}
+	page.Tokens = tokens
+	return page, refusal
+}

@@ -134,3 +134,45 @@ func (f *Forum) pageSize(s string) (int, error) {
 	}
 	return f.limits.page(n)
 }
+
+// ThreadPageView is what the web UI shows of a thread: its tree and its
+// events, with a version that changes whenever anything in it changes.
+type ThreadPageView struct {
+	ThreadView
+	Events    []Event
+	Version   string
+	Unchanged bool // since named the current version: nothing else was read
+}
+
+// ThreadPage reads a thread for the web UI. When since equals the thread's
+// current version it answers Unchanged at the cost of one row, which is
+// what keeps the page's polling cheap.
+func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string) (ThreadPageView, error) {
+	if err := need(who, RightRead); err != nil {
+		return ThreadPageView{}, err
+	}
+	id, ok := ParseThreadRef(thread)
+	if !ok {
+		return ThreadPageView{}, Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+	}
+	var th models.Thread
+	if err := f.db.WithContext(ctx).Select("activity_seq").First(&th, id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return ThreadPageView{}, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+		}
+		return ThreadPageView{}, fmt.Errorf("thread page: %w", err)
+	}
+	version := strconv.FormatInt(th.ActivitySeq, 10)
+	if since == version {
+		return ThreadPageView{Version: version, Unchanged: true}, nil
+	}
+	view, err := f.ReadThread(ctx, who, thread)
+	if err != nil {
+		return ThreadPageView{}, err
+	}
+	events, err := f.Events(ctx, who, EventsQuery{Thread: thread, Limit: strconv.Itoa(f.limits.PageMax)})
+	if err != nil {
+		return ThreadPageView{}, err
+	}
+	return ThreadPageView{ThreadView: view, Events: events.Events, Version: version}, nil
+}

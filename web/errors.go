@@ -3,10 +3,13 @@ package web
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"parley/services"
+	"parley/views/components"
+	"parley/views/pages"
 )
 
 // handleError is the one place where an error becomes an HTTP response: a
@@ -25,7 +28,32 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if r.Reason == services.RateLimited {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
 	}
+	if forPeople(c) {
+		return s.problemPage(c, r, fe)
+	}
 	return writeJSON(c, r.Status, services.RefusalBody{Error: r})
+}
+
+// forPeople reports whether a request is for the HTML pages rather than
+// the API; those get their refusals as a page.
+func forPeople(c *fiber.Ctx) bool {
+	p := c.Path()
+	return !strings.HasPrefix(p, "/api/") && p != "/mcp" && p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz"
+}
+
+// problemPage shows a refusal (or a missing page) to a person.
+func (s *server) problemPage(c *fiber.Ctx, r *services.Refusal, fe *fiber.Error) error {
+	title, status, message := "Refused", r.Status, ""
+	if fe != nil && fe.Code == fiber.StatusNotFound {
+		title, status, message, r = "Not found", fe.Code, "There is no page at this address.", nil
+	} else if r.Reason == services.Internal || r.Reason == services.Unavailable {
+		title = "Something went wrong"
+	}
+	p := page(c, title, "")
+	if isFragment(c) {
+		return render(c, status, components.Refusal(r))
+	}
+	return render(c, status, pages.Problem(p, message, r))
 }
 
 // transportRefusal translates what Fiber refuses before a handler runs.

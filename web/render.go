@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -18,4 +20,15 @@ func writeJSON(c *fiber.Ctx, status int, v any) error {
 	}
 	c.Set(fiber.HeaderContentType, jsonType)
 	return c.Status(status).Send(body)
+}
+
+// render writes a templ component. It renders into a buffer first, so a
+// component that fails midway never leaves a half page behind a 200.
+func render(c *fiber.Ctx, status int, component templ.Component) error {
+	var buf bytes.Buffer
+	if err := component.Render(c.UserContext(), &buf); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	c.Type("html", "utf-8")
+	return c.Status(status).Send(buf.Bytes())
 }

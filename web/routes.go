@@ -3,6 +3,8 @@ package web
 import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"parley/static"
 )
 
 // routes is the whole route table. The API routes are those of
@@ -28,4 +30,27 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/inbox", s.auth("inbox"), s.inbox)
 	api.Get("/events", s.auth("get_events"), s.events)
 	api.Use(s.noSuchOperation)
+
+	// The web UI for humans.
+	app.Get(static.Prefix+":hash/*", s.staticFile)
+	app.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/threads", fiber.StatusSeeOther) })
+	app.Get("/signin", s.signInForm)
+	app.Post("/signin", s.signIn)
+	app.Get("/setup/:token", s.setupForm)
+	app.Post("/setup/:token", s.setup)
+
+	// Every page below needs a signed-in human (s.human also checks CSRF).
+	app.Post("/signout", s.human, s.signOut)
+	app.Get("/threads", s.human, s.threadList)
+	app.Get("/threads/:thread", s.human, s.threadShow)
+	app.Get("/threads/:thread/live", s.human, s.threadLive)
+	app.Get("/threads/:thread/reply", s.human, s.threadReplyForm)
+	app.Post("/threads/:thread/messages", s.human, s.threadPost)
+	app.Post("/threads/:thread/:action", s.human, s.moderate(false))
+	app.Get("/proposals", s.human, s.proposalList)
+	app.Get("/proposals/live", s.human, s.proposalList)
+	app.Post("/proposals/:thread/:action", s.human, s.moderate(true))
+	app.Get("/tokens", s.human, s.tokenList)
+	app.Post("/tokens", s.human, s.tokenCreate)
+	app.Post("/tokens/:id/revoke", s.human, s.tokenRevoke)
 }

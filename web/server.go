@@ -43,6 +43,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		// Larger bodies are refused from their Content-Length, unread.
 		BodyLimit: forum.Limits().RequestMaxBytes,
 	})
+	app.Use(secureHeaders)
 	app.Use(requestid.New())
 	app.Use(s.logRequests)
 	app.Use(recover.New())

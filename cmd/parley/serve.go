@@ -64,6 +64,9 @@ func runServe(args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.dbKind(), "realm", forum.Realm())
+	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
+		return err
+	}
 
 	select {
 	case err := <-served:
@@ -78,5 +81,17 @@ func runServe(args []string) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	logger.Info("stopped")
+	return nil
+}
+
+// printSetupLink prints, while no human account exists, the one-time link
+// that creates the first one. It goes to stderr as a plain line, not into
+// the structured log, since it is a secret meant for the operator's eyes.
+func printSetupLink(ctx context.Context, forum *services.Forum, addr string) error {
+	token, err := forum.SetupLink(ctx)
+	if err != nil || token == "" {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "\nNo human account yet. Open this one-time link to create the first:\n\n    http://%s/setup/%s\n\n", addr, token)
 	return nil
 }

@@ -1,0 +1,66 @@
+// Package components holds the parts of pages that htmx swaps in place or
+// that appear on more than one page. A swap target owns its id, and the same
+// component renders it in the full page and in the fragment.
+package components
+
+import (
+	"strings"
+	"time"
+
+	"parley/services"
+)
+
+// When formats a time for people; the <time> element keeps the exact value.
+func When(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+// Machine formats a time for the datetime attribute.
+func Machine(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// Awaiting says whose turn it is, for people.
+func Awaiting(a *services.Awaiting) string {
+	switch {
+	case a == nil:
+		return "nobody"
+	case a.Identity == "*" && a.Extension == nil:
+		return "anyone"
+	case a.Extension != nil:
+		return a.Identity + " · " + *a.Extension
+	}
+	return a.Identity
+}
+
+// Ext shows an optional extension.
+func Ext(e *string) string {
+	if e == nil {
+		return ""
+	}
+	return *e
+}
+
+// Short keeps the number of a key: "th_12" → "12".
+func Short(key string) string {
+	_, n, _ := strings.Cut(key, "_")
+	return n
+}
+
+// States are the seven states, in the manifest's order.
+var States = []services.State{"open", "answered", "decided", "closed", "deferred", "obsolete", "rejected"}
+
+// Kinds are the nine acts, in the manifest's order.
+var Kinds = func() []services.Kind {
+	out := make([]services.Kind, len(services.Acts))
+	for i, a := range services.Acts {
+		out[i] = a.Kind
+	}
+	return out
+}()
+
+// KindHelp is an act's one-line description.
+func KindHelp(k services.Kind) string {
+	for _, a := range services.Acts {
+		if a.Kind == k {
+			return a.Description
+		}
+	}
+	return ""
+}

@@ -1,0 +1,163 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// browser starts Debian's headless Chromium for one test, or skips (fails
+// in CI) when it is not installed.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed: .ci/run must install it")
+		}
+		t.Skip("browser tests skipped: install Debian's chromium to run them")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// screenshot writes a full-page PNG (quality 100 means PNG) into $PARLEY_SCREENSHOTS, when set.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("PARLEY_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		// Say where the page was: its address and what it showed.
+		short, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		html, _ := chromedp.Run(short, chromedp.OuterHTML("main"))
+		url, _ := chromedp.Run(short, chromedp.Location())
+		screenshot(t, short, "failed")
+		t.Fatalf("%s: %v\nat %s:\n%s", step, err, url, html)
+	}
+}
+
+// read returns what an action reads from the page.
+func read(t *testing.T, ctx context.Context, a chromedp.Action[string]) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestHumanInTheBrowser walks what PARLEY.md gives humans, in Chromium:
+// sign in, read a thread the agents made over the API, answer as the
+// human, confirm a model's proposal, close and lock, be refused on the
+// locked thread, and reopen.
+func TestHumanInTheBrowser(t *testing.T) {
+	ctx := browser(t)
+	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	if err := a.forum.AddUser(context.Background(), "ada", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := a.token("alice"), a.token("bob")
+	ask := a.post(alice, map[string]any{"kind": "ask", "body": "Which port should linkd listen on?"})
+	th := ask.str("thread", "id")
+	a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443: 443 belongs to the proxy. <b>not bold</b>"})
+	a.post(alice, map[string]any{"kind": "decide", "thread": th, "body": "8443 it is."})
+
+	run(t, ctx, "sign in",
+		chromedp.Navigate(a.base+"/threads"),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`#name`, "ada"),
+		chromedp.SendKeys(`#password`, "correct horse battery"),
+		chromedp.Submit(`[data-testid="signin-form"]`),
+		chromedp.WaitVisible(`[data-testid="thread-row"]`),
+	)
+	if text := read(t, ctx, chromedp.Text(`[data-testid="identity"]`)); text != "human:ada" {
+		t.Fatalf("signed in as %q", text)
+	}
+	run(t, ctx, "open the thread",
+		chromedp.Click(`[data-testid="thread-row"] a.title`),
+		chromedp.WaitVisible(`[data-testid="tree"]`),
+	)
+	if text := read(t, ctx, chromedp.Text(`[data-kind="answer"] [data-testid="body"]`)); !strings.Contains(text, "<b>not bold</b>") {
+		t.Fatalf("message HTML must show as text, got %q", text)
+	}
+	run(t, ctx, "answer as the human",
+		chromedp.Click(`[data-kind="answer"] [data-testid="reply-button"]`),
+		chromedp.WaitVisible(`[data-testid="reply-parent"]`),
+		chromedp.SetValue(`#reply-kind`, "note"),
+		chromedp.SendKeys(`#reply-body`, "Noted by a human: 8443 is free on the staging hosts."),
+		chromedp.Click(`[data-testid="reply-submit"]`),
+		chromedp.WaitVisible(`[data-testid="posted"]`),
+		chromedp.WaitVisible(`//article[@data-kind="note"]//p[contains(., "Noted by a human")]`),
+	)
+	screenshot(t, ctx, "thread")
+
+	run(t, ctx, "confirm the model's proposal",
+		chromedp.Navigate(a.base+"/proposals"),
+		chromedp.WaitVisible(`[data-testid="proposal"][data-thread="`+th+`"]`),
+	)
+	screenshot(t, ctx, "proposals")
+	run(t, ctx, "confirm",
+		chromedp.Click(`[data-thread="`+th+`"] [data-testid="confirm"]`),
+		chromedp.WaitVisible(`[data-thread="`+th+`"] [data-testid="done"]`),
+		chromedp.WaitVisible(`[data-thread="`+th+`"] [data-testid="state"][data-confirmed="true"]`),
+	)
+	run(t, ctx, "close and lock",
+		chromedp.Navigate(a.base+"/threads/"+th),
+		chromedp.WaitVisible(`[data-testid="close-lock"]`),
+		chromedp.Click(`[data-testid="close-lock"]`),
+		chromedp.WaitVisible(`[data-testid="state"][data-state="closed"][data-confirmed="true"]`),
+	)
+	run(t, ctx, "a post to the locked thread is refused",
+		chromedp.SendKeys(`#reply-body`, "One more thing."),
+		chromedp.Click(`[data-testid="reply-submit"]`),
+		chromedp.WaitVisible(`[data-testid="reply-form"] [data-testid="refusal"][data-reason="thread_locked"]`),
+	)
+	if text := read(t, ctx, chromedp.Value(`#reply-body`)); text != "One more thing." {
+		t.Fatalf("the refused text was lost: %q", text)
+	}
+	run(t, ctx, "reopen",
+		chromedp.Click(`[data-testid="reopen"]`),
+		chromedp.WaitVisible(`[data-testid="state"][data-state="open"][data-confirmed="true"]`),
+	)
+	screenshot(t, ctx, "thread-reopened")
+}
