@@ -1,0 +1,238 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// browserless is a cookie-keeping HTTP client, signed in as a human.
+type browserless struct {
+	t    *testing.T
+	a    *api
+	http *http.Client
+	csrf string
+}
+
+func signedIn(t *testing.T, a *api) *browserless {
+	t.Helper()
+	if err := a.forum.AddUser(context.Background(), "ada", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	b := &browserless{t: t, a: a, http: &http.Client{Jar: jar}}
+	form := b.page("GET", "/signin", nil, 200)
+	token, _ := form.Find(`input[name="_csrf"]`).Attr("value")
+	doc := b.page("POST", "/signin", url.Values{"_csrf": {token}, "name": {"ada"}, "password": {"correct horse battery"}}, 200)
+	b.csrf = csrfOf(doc)
+	if b.csrf == "" || doc.Find(`[data-testid="identity"]`).Text() != "human:ada" {
+		t.Fatal("sign-in did not land on a signed-in page")
+	}
+	return b
+}
+
+func csrfOf(doc *goquery.Document) string {
+	headers, _ := doc.Find("body").Attr("hx-headers")
+	m := regexp.MustCompile(`"X-CSRF-Token": "([0-9a-f]+)"`).FindStringSubmatch(headers)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// page requests a page and parses it, checking the status.
+func (b *browserless) page(method, path string, form url.Values, status int, header ...string) *goquery.Document {
+	b.t.Helper()
+	var body *strings.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	} else {
+		body = strings.NewReader("")
+	}
+	req, _ := http.NewRequest(method, b.a.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != status {
+		b.t.Fatalf("%s %s: status %d, want %d", method, path, resp.StatusCode, status)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return doc
+}
+
+func TestPagesNeedASignedInHuman(t *testing.T) {
+	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, path := range []string{"/threads", "/proposals", "/tokens", "/threads/th_1"} {
+		resp, err := client.Get(a.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/signin?next=") {
+			t.Fatalf("%s without a session: %d %s", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	resp, _ := client.Get(a.base + "/signin")
+	csp := resp.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("CSP %q", csp)
+	}
+}
+
+func TestPagesRenderTheForum(t *testing.T) {
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		b := signedIn(t, a)
+		alice, bob := a.token("alice"), a.token("bob")
+		mod := a.token("mod", services.RightRead, services.RightWrite, services.RightLock)
+		th := a.post(alice, map[string]any{"kind": "ask", "body": "<script>alert(1)</script> Which port?", "from": map[string]any{"extension": "w1"}}).str("thread", "id")
+		a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443"})
+		a.post(mod, map[string]any{"kind": "note", "thread": th, "body": "Moderator here."})
+		other := a.post(bob, map[string]any{"kind": "ask", "body": "Unrelated"}).str("thread", "id")
+
+		list := b.page("GET", "/threads", nil, 200)
+		if n := list.Find(`[data-testid="thread-row"]`).Length(); n != 2 {
+			t.Fatalf("%d thread rows", n)
+		}
+		row := list.Find(`[data-thread="` + th + `"]`)
+		if row.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "false" || !strings.Contains(row.Text(), "awaiting ainotes:alice") {
+			t.Fatalf("row %q", row.Text())
+		}
+		filtered := b.page("GET", "/threads?unconfirmed=1", nil, 200)
+		if ids := rowIDs(filtered); len(ids) != 1 || ids[0] != th {
+			t.Fatalf("unconfirmed filter: %v", ids)
+		}
+		if ids := rowIDs(b.page("GET", "/threads?awaiting=me", nil, 200)); len(ids) != 1 || ids[0] != other {
+			t.Fatalf("awaiting-me filter: %v", ids)
+		}
+
+		page := b.page("GET", "/threads/"+th, nil, 200)
+		if page.Find("script").FilterFunction(func(_ int, s *goquery.Selection) bool { return !s.Is("[src]") }).Length() != 0 {
+			t.Fatal("an inline script reached the page")
+		}
+		if !strings.Contains(page.Find(`[data-testid="thread-title"]`).Text(), "<script>alert(1)</script>") {
+			t.Fatal("the body's markup must show as text")
+		}
+		if n := page.Find(`[data-testid="message"]`).Length(); n != 3 {
+			t.Fatalf("%d messages", n)
+		}
+		if badge := page.Find(`[data-testid="ki-badge"]`).Text(); badge != "KI · mod" {
+			t.Fatalf("lock holder badge %q", badge)
+		}
+		if n := page.Find(`[data-testid="tree"] > li > ol > li`).Length(); n != 2 {
+			t.Fatalf("%d replies nested under the root", n)
+		}
+		if n := page.Find(`[data-testid="event"]`).Length(); n != 2 {
+			t.Fatalf("%d events", n)
+		}
+		version := page.Find(`[data-testid="thread-live"]`).AttrOr("data-version", "")
+		resp, _ := b.http.Get(a.base + "/threads/" + th + "/live?v=" + version)
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("unchanged thread polled: %d", resp.StatusCode)
+		}
+		a.post(bob, map[string]any{"kind": "note", "thread": th, "body": "news"})
+		live := b.page("GET", "/threads/"+th+"/live?v="+version, nil, 200, "HX-Request", "true")
+		if live.Find(`[data-testid="message"]`).Length() != 4 {
+			t.Fatal("the live region did not bring the new message")
+		}
+
+		props := b.page("GET", "/proposals", nil, 200)
+		if ids := props.Find(`[data-testid="proposal"]`); ids.Length() != 1 || ids.AttrOr("data-thread", "") != th {
+			t.Fatalf("proposals %d", ids.Length())
+		}
+		row2 := b.page("POST", "/proposals/"+th+"/confirm", url.Values{"state": {"answered"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
+		if row2.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "true" || row2.Find(`[data-testid="done"]`).Length() != 1 {
+			t.Fatal("confirm did not answer with the confirmed row")
+		}
+		refused := b.page("POST", "/proposals/"+th+"/confirm", url.Values{"state": {"answered"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
+		if refused.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "state_changed" {
+			t.Fatal("a second confirm must show state_changed in place")
+		}
+	})
+}
+
+func rowIDs(doc *goquery.Document) []string {
+	var ids []string
+	doc.Find(`[data-testid="thread-row"]`).Each(func(_ int, s *goquery.Selection) { ids = append(ids, s.AttrOr("data-thread", "")) })
+	return ids
+}
+
+func TestFormsCheckCSRF(t *testing.T) {
+	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	b := signedIn(t, a)
+	th := a.post(a.token("alice"), map[string]any{"kind": "ask", "body": "q"}).str("thread", "id")
+	doc := b.page("POST", "/threads/"+th+"/messages", url.Values{"kind": {"note"}, "body": {"forged"}}, 401)
+	if doc.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "token_invalid" {
+		t.Fatal("a form without the CSRF token must be refused")
+	}
+	b.page("POST", "/threads/"+th+"/messages", url.Values{"_csrf": {b.csrf}, "kind": {"note"}, "body": {"real"}}, 200)
+	if n := len(a.ok(200, "GET", "/api/v1/threads/"+th, a.token("reader", services.RightRead), nil).get("messages", 0, "replies").([]any)); n != 1 {
+		t.Fatalf("%d replies stored, want only the one with the token", n)
+	}
+}
+
+func TestTokensPage(t *testing.T) {
+	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	b := signedIn(t, a)
+	doc := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"scout"}, "label": {"Scout"}, "rights": {"read", "write", "lock"}}, 200)
+	secret := doc.Find(`[data-testid="token-secret"]`).Text()
+	if !strings.HasPrefix(secret, "prl_") {
+		t.Fatalf("secret not shown: %q", secret)
+	}
+	me := a.ok(200, "GET", "/api/v1/me", secret, nil)
+	if me.str("badge") != "KI · Scout" {
+		t.Fatalf("created token: %s", me.raw)
+	}
+	list := b.page("GET", "/tokens", nil, 200)
+	if strings.Contains(list.Text(), secret) {
+		t.Fatal("the secret is shown again")
+	}
+	bad := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"Bad Handle"}, "rights": {"read"}}, 400)
+	if bad.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "invalid_body" {
+		t.Fatal("a bad handle must be refused with its reason")
+	}
+	id := list.Find(`[data-testid="token-row"]`).First().Find("td").First().Text()
+	row := b.page("POST", "/tokens/"+id+"/revoke", url.Values{"_csrf": {b.csrf}}, 200, "HX-Request", "true")
+	if row.Find(`[data-testid="revoked"]`).Length() != 1 {
+		t.Fatal("revoke did not answer with the revoked row")
+	}
+	a.refused(services.TokenInvalid, "GET", "/api/v1/me", secret, nil)
+}
+
+func TestFirstRunSetupLink(t *testing.T) {
+	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	link, err := a.forum.SetupLink(context.Background())
+	if err != nil || link == "" {
+		t.Fatal("no setup link", err)
+	}
+	jar, _ := cookiejar.New(nil)
+	b := &browserless{t: t, a: a, http: &http.Client{Jar: jar}}
+	b.page("GET", "/setup/wrong", nil, 401)
+	form := b.page("GET", "/setup/"+link, nil, 200)
+	token, _ := form.Find(`input[name="_csrf"]`).Attr("value")
+	doc := b.page("POST", "/setup/"+link, url.Values{"_csrf": {token}, "name": {"ada"}, "password": {"correct horse battery"}}, 200)
+	if doc.Find(`[data-testid="identity"]`).Text() != "human:ada" {
+		t.Fatal("setup did not sign the new human in")
+	}
+	b.page("GET", "/setup/"+link, nil, 401)
+}
