@@ -276,7 +276,7 @@ func messageItem(threadID string, m *services.Message) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" hx-target=\"#reply\" hx-swap=\"outerHTML\" data-testid=\"reply-button\">Reply</a></footer></article>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" hx-target=\"#reply\" hx-swap=\"outerHTML show:top\" data-testid=\"reply-button\">Reply</a></footer></article>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
