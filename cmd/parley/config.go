@@ -77,6 +77,25 @@ func (c config) forum(ctx context.Context) (*services.Forum, func(), error) {
 	return services.New(db, services.Config{Realm: c.realm}), closeDB, nil
 }
 
+// migrated opens the database and applies the migrations it lacks, for the
+// commands that run on a database made for them (serve, mcp, demo). It
+// returns the versions it applied.
+func (c config) migrated(ctx context.Context) (*services.Forum, []int, func(), error) {
+	db, closeDB, err := c.open()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	applied, err := migrations.Up(ctx, db)
+	if err == nil {
+		err = c.checkSchema(ctx, db)
+	}
+	if err != nil {
+		closeDB()
+		return nil, nil, nil, err
+	}
+	return services.New(db, services.Config{Realm: c.realm}), applied, closeDB, nil
+}
+
 // checkSchema refuses a database whose schema is not this build's.
 func (c config) checkSchema(ctx context.Context, db *gorm.DB) error {
 	current, err := migrations.Current(ctx, db)

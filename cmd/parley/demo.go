@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"parley/migrations"
 	"parley/services"
 )
 
@@ -26,18 +25,11 @@ func runDemo(args []string) error {
 	}
 	ctx := context.Background()
 	// Like serve, demo migrates: it is meant for a database made for it.
-	db, closeDB, err := cfg.open()
+	forum, _, closeDB, err := cfg.migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	if _, err := migrations.Up(ctx, db); err != nil {
-		return err
-	}
-	if err := cfg.checkSchema(ctx, db); err != nil {
-		return err
-	}
-	forum := services.New(db, services.Config{Realm: cfg.realm})
 
 	// Refuse before creating anything: a second run must not duplicate.
 	n, err := countThreads(ctx, forum)

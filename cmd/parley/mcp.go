@@ -9,8 +9,6 @@ import (
 	"syscall"
 
 	"parley/mcp"
-	"parley/migrations"
-	"parley/services"
 )
 
 // runMCP serves the MCP tools over stdio for a local client, acting as the
@@ -30,16 +28,12 @@ func runMCP(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, closeDB, err := cfg.open()
+	forum, _, closeDB, err := cfg.migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	if _, err := migrations.Up(ctx, db); err != nil {
-		return err
-	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	forum := services.New(db, services.Config{Realm: cfg.realm})
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

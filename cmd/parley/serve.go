@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"parley/mcp"
-	"parley/migrations"
 	"parley/services"
 	"parley/web"
 )
@@ -33,23 +32,14 @@ func runServe(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	db, closeDB, err := cfg.open()
+	forum, applied, closeDB, err := cfg.migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	applied, err := migrations.Up(ctx, db)
-	if err != nil {
-		return err
-	}
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
 	}
-	if err := cfg.checkSchema(ctx, db); err != nil {
-		return err
-	}
-	forum := services.New(db, services.Config{Realm: cfg.realm})
-
 	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger)})
 	if err != nil {
 		return err
