@@ -1,0 +1,110 @@
+package services_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	"parley/migrations/dbtest"
+	"parley/services"
+)
+
+// Benchmarks of the hot paths, on each database:
+//
+//	go test -run '^$' -bench . -benchtime 2s ./services
+//
+// PostgreSQL runs when PARLEY_TEST_DATABASE_URL is set.
+
+func benchDialects(b *testing.B, fn func(b *testing.B, w *world)) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		b.Run(dialect, func(b *testing.B) {
+			if dialect == "postgres" && os.Getenv(dbtest.EnvURL) == "" {
+				b.Skip("set " + dbtest.EnvURL)
+			}
+			db := dbtest.Fresh(b, dialect)
+			w := &world{db: db, forum: services.New(db, services.Config{}), ctx: context.Background()}
+			fn(b, w)
+		})
+	}
+}
+
+func benchAgent(b *testing.B, w *world, handle string) services.Caller {
+	tok, err := w.forum.CreateToken(w.ctx, services.TokenRequest{Handle: handle, Rights: []services.Right{services.RightRead, services.RightWrite}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	who, err := w.forum.Authenticate(w.ctx, tok.Secret)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return who
+}
+
+func benchPost(b *testing.B, w *world, who services.Caller, raw string) services.Posted {
+	p, err := w.forum.Post(w.ctx, who, []byte(raw))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// BenchmarkPost measures one answer: parse, lock, insert, state, event.
+func BenchmarkPost(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		alice, bob := benchAgent(b, w, "alice"), benchAgent(b, w, "bob")
+		th := ""
+		b.ResetTimer()
+		for i := range b.N {
+			if i%900 == 0 {
+				b.StopTimer()
+				th = benchPost(b, w, alice, `{"kind":"ask","body":"bench"}`).Thread.ID
+				b.StartTimer()
+			}
+			benchPost(b, w, bob, `{"kind":"answer","thread":"`+th+`","body":"an answer of ordinary length for a benchmark"}`)
+		}
+	})
+}
+
+// BenchmarkReadThread reads a 200-message tree, 8 levels deep.
+func BenchmarkReadThread(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		alice, bob := benchAgent(b, w, "alice"), benchAgent(b, w, "bob")
+		root := benchPost(b, w, alice, `{"kind":"ask","body":"bench"}`)
+		th, parent, author := root.Thread.ID, root.Message.ID, alice
+		for i := 1; i < 200; i++ {
+			if i%8 == 0 {
+				parent, author = root.Message.ID, alice
+			}
+			who := alice
+			if author.Identity == alice.Identity {
+				who = bob
+			}
+			parent = benchPost(b, w, who, fmt.Sprintf(`{"kind":"note","thread":%q,"parent":%q,"body":"message %d"}`, th, parent, i)).Message.ID
+			author = who
+		}
+		b.ResetTimer()
+		for range b.N {
+			if _, err := w.forum.ReadThread(w.ctx, bob, th); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkInbox reads a page of 50 from 1000 open threads.
+func BenchmarkInbox(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		alice, bob := benchAgent(b, w, "alice"), benchAgent(b, w, "bob")
+		for range 1000 {
+			benchPost(b, w, alice, `{"kind":"ask","body":"who?"}`)
+		}
+		b.ResetTimer()
+		for range b.N {
+			in, err := w.forum.Inbox(w.ctx, bob, services.InboxQuery{})
+			if err != nil || len(in.Items) != 50 {
+				b.Fatal(err, len(in.Items))
+			}
+		}
+	})
+}
