@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"parley/migrations/dbtest"
 	"parley/services"
 )
 
@@ -170,5 +171,22 @@ func TestRateLimitOverHTTP(t *testing.T) {
 		a.refused(services.RateLimited, "GET", "/api/v1/me", bob, nil)
 		// Another token is unaffected.
 		a.ok(200, "GET", "/api/v1/me", a.token("carol"), nil)
+	})
+}
+
+// TestRateLimitAcrossServers runs two servers on one database: the limit is
+// the token's, not the process's.
+func TestRateLimitAcrossServers(t *testing.T) {
+	limits := services.DefaultLimits()
+	limits.RequestsPerMinute = 6
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		one, two := startServer(t, db, services.Config{Limits: limits}), startServer(t, db, services.Config{Limits: limits})
+		bob := one.token("bob")
+		for i := range 6 {
+			srv := []*api{one, two}[i%2]
+			srv.ok(200, "GET", "/api/v1/me", bob, nil)
+		}
+		one.refused(services.RateLimited, "GET", "/api/v1/me", bob, nil)
+		two.refused(services.RateLimited, "GET", "/api/v1/me", bob, nil)
 	})
 }
