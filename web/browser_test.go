@@ -41,7 +41,7 @@ func browser(t *testing.T) context.Context {
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	return ctx
 }
@@ -99,7 +99,7 @@ func TestHumanInTheBrowser(t *testing.T) {
 	alice, bob := a.token("alice"), a.token("bob")
 	ask := a.post(alice, map[string]any{"kind": "ask", "body": "Which port should linkd listen on?"})
 	th := ask.str("thread", "id")
-	a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443: 443 belongs to the proxy. <b>not bold</b>"})
+	answer := a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443: 443 belongs to the proxy. <b>not bold</b>"}).str("message", "id")
 	a.post(alice, map[string]any{"kind": "decide", "thread": th, "body": "8443 it is."})
 
 	run(t, ctx, "sign in",
@@ -122,7 +122,9 @@ func TestHumanInTheBrowser(t *testing.T) {
 	}
 	run(t, ctx, "answer as the human",
 		chromedp.Click(`[data-kind="answer"] [data-testid="reply-button"]`),
-		chromedp.WaitVisible(`[data-testid="reply-parent"]`),
+		// Wait for the form aimed at that message, so nothing is typed into
+		// the form it replaces.
+		chromedp.WaitVisible(`[data-testid="reply-form"][data-parent="`+answer+`"]`),
 		chromedp.SetValue(`#reply-kind`, "note"),
 		chromedp.SendKeys(`#reply-body`, "Noted by a human: 8443 is free on the staging hosts."),
 		chromedp.Click(`[data-testid="reply-submit"]`),
