@@ -63,7 +63,11 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 			if r != nil {
 				return r
 			}
-			return c.Redirect(c.Get(fiber.HeaderReferer, "/threads/"+thread), fiber.StatusSeeOther)
+			back := "/threads/" + thread
+			if fromProposals {
+				back = "/proposals"
+			}
+			return c.Redirect(back, fiber.StatusSeeOther)
 		}
 		switch {
 		case r != nil && fromProposals:
