@@ -72,21 +72,21 @@ var Operations = []Operation{
 
 // Manifest is everything an agent needs to take part (PARLEY.md §2, §8.2).
 type Manifest struct {
-	Parley     string          `json:"parley"`
-	Server     ServerInfo      `json:"server"`
-	Realm      string          `json:"realm"`
-	Limits     Limits          `json:"limits"`
-	Acts       []ActInfo       `json:"acts"`
-	States     StatesInfo      `json:"states"`
-	Rights     []RightInfo     `json:"rights"`
-	Reasons    []ReasonInfo    `json:"reasons"`
-	Profiles   []ProfileInfo   `json:"profiles"`
-	Operations []Operation     `json:"operations"`
-	Envelope   EnvelopeInfo    `json:"envelope"`
-	Norms      []string        `json:"norms"`
-	Awaiting   string          `json:"awaiting"`
-	Identities IdentitiesInfo  `json:"identities"`
-	Marks      ConfirmationDoc `json:"confirmation"`
+	Parley       string          `json:"parley"`
+	Server       ServerInfo      `json:"server"`
+	Realm        string          `json:"realm"`
+	Limits       Limits          `json:"limits"`
+	Acts         []ActInfo       `json:"acts"`
+	States       StatesInfo      `json:"states"`
+	Rights       []RightInfo     `json:"rights"`
+	Reasons      []ReasonInfo    `json:"reasons"`
+	Profiles     []ProfileInfo   `json:"profiles"`
+	Operations   []Operation     `json:"operations"`
+	Envelope     EnvelopeInfo    `json:"envelope"`
+	Norms        []string        `json:"norms"`
+	Awaiting     string          `json:"awaiting"`
+	Identities   IdentitiesInfo  `json:"identities"`
+	Confirmation ConfirmationDoc `json:"confirmation"`
 }
 
 // ServerInfo names the implementation.
@@ -198,7 +198,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			Extension: "Sub-agents sharing a token set from.extension per action; rights belong to the token.",
 			SelfReply: "The same (identity, extension) may not reply to its own message; decide, mark, reopen and humans are exempt.",
 		},
-		Marks: ConfirmationDoc{
+		Confirmation: ConfirmationDoc{
 			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false.",
 			Confirmed:    "A human's marks, and a lock holder's, are confirmed at once.",
 			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed.",
