@@ -4,7 +4,7 @@ CREATE TABLE users (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     name          TEXT        NOT NULL,
     password_hash TEXT        NOT NULL,
-    created_at    DATETIME NOT NULL
+    created_at    DATETIME    NOT NULL
 );
 CREATE UNIQUE INDEX users_name ON users (name);
 
@@ -16,7 +16,7 @@ CREATE TABLE tokens (
     author_kind TEXT        NOT NULL,
     label       TEXT        NOT NULL,
     rights      TEXT        NOT NULL,
-    created_at  DATETIME NOT NULL,
+    created_at  DATETIME    NOT NULL,
     revoked_at  DATETIME
 );
 CREATE UNIQUE INDEX tokens_public_id ON tokens (public_id);
@@ -39,8 +39,8 @@ CREATE TABLE threads (
     created_by_identity  TEXT        NOT NULL,
     created_by_extension TEXT        NOT NULL DEFAULT '',
     message_count        INTEGER     NOT NULL DEFAULT 0,
-    created_at           DATETIME NOT NULL,
-    updated_at           DATETIME NOT NULL
+    created_at           DATETIME    NOT NULL,
+    updated_at           DATETIME    NOT NULL
 );
 -- list_threads: newest activity first, optionally by state.
 CREATE INDEX threads_activity ON threads (activity_seq);
@@ -66,7 +66,7 @@ CREATE TABLE messages (
     state              TEXT        NOT NULL DEFAULT '',
     awaiting_identity  TEXT        NOT NULL DEFAULT '',
     awaiting_extension TEXT        NOT NULL DEFAULT '',
-    created_at         DATETIME NOT NULL
+    created_at         DATETIME    NOT NULL
 );
 -- read_thread: the whole tree of one thread in one query, in creation order.
 CREATE INDEX messages_thread ON messages (thread_id, id);
@@ -83,7 +83,7 @@ CREATE TABLE events (
     actor_identity  TEXT        NOT NULL,
     actor_extension TEXT        NOT NULL DEFAULT '',
     message_id      BIGINT      REFERENCES messages (id),
-    at              DATETIME NOT NULL,
+    at              DATETIME    NOT NULL,
     confirmed_at    DATETIME
 );
 -- get_events: all threads by position, or one thread by position.
