@@ -18,8 +18,10 @@ const (
 	Reopen  Kind = "reopen"
 )
 
-// profileKinds are the dialectic profile's acts, which this server does not
-// offer yet; they are refused as such rather than as unknown words.
+// profileKinds are the dialectic profile's acts. Reading: this server does
+// not offer the profile yet (the manifest lists no profile and no
+// get_claim), so they are refused with invalid_body naming the profile,
+// rather than as unknown words.
 var profileKinds = []Kind{"assert", "attest", "refute", "verify"}
 
 // ActInfo describes an act for the manifest.

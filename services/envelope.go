@@ -31,7 +31,7 @@ type Address struct {
 }
 
 // ignoredFields are set by the server; a client that sends them changes
-// nothing (PARLEY.md §3). Besides the four the protocol names, the other
+// nothing (PARLEY.md §3). Reading: besides the four the protocol names, the other
 // server-set fields of a message (§8.1) are ignored too, so that a client
 // may echo a message it read.
 var ignoredFields = map[string]bool{"id": true, "author_kind": true, "created_at": true, "awaiting": true}

@@ -150,6 +150,8 @@ func (f *Forum) ListTokens(ctx context.Context) ([]TokenInfo, error) {
 }
 
 // RevokeToken revokes a token by id; revoking twice changes nothing.
+// Reading: no reason names a missing token; a token is an identity's
+// credential, so an unknown id is identity_not_found.
 func (f *Forum) RevokeToken(ctx context.Context, id int64) (TokenInfo, error) {
 	var tok models.Token
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

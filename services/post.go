@@ -168,6 +168,10 @@ func (f *Forum) applyMark(tx *gorm.DB, th *models.Thread, who Caller, env Envelo
 
 // confirmState confirms the thread's pending proposal: it fills the
 // proposal event's confirmed_at and appends a confirm event.
+//
+// Reading: §8.1 gives a confirm event message null; that is the confirm
+// operation's. A confirmation caused by a lock holder's same-state mark
+// names that mark as its message.
 func (f *Forum) confirmState(tx *gorm.DB, th *models.Thread, who Caller, ext string, msgID *int64, now time.Time, seq int64) error {
 	if err := tx.Model(&models.Event{}).Where("id = ?", th.StateEventID).Update("confirmed_at", now).Error; err != nil {
 		return fmt.Errorf("confirm proposal event: %w", err)

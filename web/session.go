@@ -21,7 +21,8 @@ const (
 
 // human admits a signed-in human: it resolves the session cookie and, for
 // every request that changes something, checks the CSRF token that forms
-// send as _csrf and htmx as X-CSRF-Token.
+// send as _csrf and htmx as X-CSRF-Token. Reading: a failed check is
+// token_invalid, the stable reason for a credential that does not hold.
 func (s *server) human(c *fiber.Ctx) error {
 	sess, err := s.forum.SessionCaller(c.UserContext(), c.Cookies(sessionCookie))
 	var r *services.Refusal
