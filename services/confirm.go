@@ -75,7 +75,7 @@ func parseConfirm(thread string, raw []byte) (int64, State, error) {
 		case "thread":
 			id, ok := refFromJSON(obj[key], threadPrefix)
 			if !ok {
-				return 0, "", Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+				return 0, "", badThreadRef("thread")
 			}
 			if prev, _ := ParseThreadRef(thread); thread != "" && prev != id {
 				return 0, "", Refuse(InvalidBody, "the body names another thread than the path").On("thread")
@@ -88,11 +88,8 @@ func parseConfirm(thread string, raw []byte) (int64, State, error) {
 	if state == "" {
 		return 0, "", Refuse(InvalidBody, "state is required: the unconfirmed state you confirm").On("state")
 	}
-	id, ok := ParseThreadRef(thread)
-	if !ok {
-		return 0, "", Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
-	}
-	return id, state, nil
+	id, err := threadRef(thread)
+	return id, state, err
 }
 
 func confirmation(confirmed bool) string {

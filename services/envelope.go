@@ -109,7 +109,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 	case "thread":
 		id, ok := refFromJSON(raw, threadPrefix)
 		if !ok {
-			return Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On(key)
+			return badThreadRef(key)
 		}
 		env.ThreadID = id
 	case "parent":

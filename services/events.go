@@ -38,16 +38,16 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	}
 	db := f.db.WithContext(ctx).Where("seq > ?", since)
 	if q.Thread != "" {
-		id, ok := ParseThreadRef(q.Thread)
-		if !ok {
-			return EventPage{}, Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+		id, err := threadRef(q.Thread)
+		if err != nil {
+			return EventPage{}, err
 		}
 		var n int64
 		if err := f.db.WithContext(ctx).Model(&models.Thread{}).Where("id = ?", id).Count(&n).Error; err != nil {
 			return EventPage{}, fmt.Errorf("events: %w", err)
 		}
 		if n == 0 {
-			return EventPage{}, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+			return EventPage{}, threadNotFound(id)
 		}
 		db = db.Where("thread_id = ?", id)
 	}

@@ -100,7 +100,7 @@ func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
 	var th models.Thread
 	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&th, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return th, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+		return th, threadNotFound(id)
 	}
 	if err != nil {
 		return th, fmt.Errorf("lock thread: %w", err)

@@ -239,26 +239,33 @@ func randomHex(n int) string {
 // Token management from the web UI: humans are the final authority, so any
 // signed-in human manages tokens; nobody else does.
 
+func needHuman(who Caller) error {
+	if !who.Human() {
+		return Refuse(TokenRightMissing, "only a human manages tokens")
+	}
+	return nil
+}
+
 // CreateTokenAs creates an agent token on a human's behalf.
 func (f *Forum) CreateTokenAs(ctx context.Context, who Caller, req TokenRequest) (CreatedToken, error) {
-	if !who.Human() {
-		return CreatedToken{}, Refuse(TokenRightMissing, "only a human manages tokens")
+	if err := needHuman(who); err != nil {
+		return CreatedToken{}, err
 	}
 	return f.CreateToken(ctx, req)
 }
 
 // ListTokensAs lists tokens for a human.
 func (f *Forum) ListTokensAs(ctx context.Context, who Caller) ([]TokenInfo, error) {
-	if !who.Human() {
-		return nil, Refuse(TokenRightMissing, "only a human manages tokens")
+	if err := needHuman(who); err != nil {
+		return nil, err
 	}
 	return f.ListTokens(ctx)
 }
 
 // RevokeTokenAs revokes a token for a human.
 func (f *Forum) RevokeTokenAs(ctx context.Context, who Caller, id int64) (TokenInfo, error) {
-	if !who.Human() {
-		return TokenInfo{}, Refuse(TokenRightMissing, "only a human manages tokens")
+	if err := needHuman(who); err != nil {
+		return TokenInfo{}, err
 	}
 	return f.RevokeToken(ctx, id)
 }

@@ -26,6 +26,23 @@ func EventKey(id int64) string { return eventPrefix + strconv.FormatInt(id, 10) 
 // ParseThreadRef reads "th_N", "N" or a JSON number into a thread id.
 func ParseThreadRef(s string) (int64, bool) { return parseRef(s, threadPrefix) }
 
+// threadRef reads a thread reference sent as text, or refuses it.
+func threadRef(s string) (int64, error) {
+	id, ok := ParseThreadRef(s)
+	if !ok {
+		return 0, badThreadRef("thread")
+	}
+	return id, nil
+}
+
+func badThreadRef(field string) *Refusal {
+	return Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On(field)
+}
+
+func threadNotFound(id int64) *Refusal {
+	return Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+}
+
 // ParseMessageRef reads "msg_N", "N" or a JSON number into a message id.
 func ParseMessageRef(s string) (int64, bool) { return parseRef(s, messagePrefix) }
 

@@ -40,15 +40,15 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 	if err := need(who, RightRead); err != nil {
 		return ThreadView{}, err
 	}
-	id, ok := ParseThreadRef(thread)
-	if !ok {
-		return ThreadView{}, Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+	id, err := threadRef(thread)
+	if err != nil {
+		return ThreadView{}, err
 	}
 	db := f.db.WithContext(ctx)
 	var th models.Thread
 	if err := db.First(&th, id).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return ThreadView{}, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+			return ThreadView{}, threadNotFound(id)
 		}
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
@@ -151,14 +151,14 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	if err := need(who, RightRead); err != nil {
 		return ThreadPageView{}, err
 	}
-	id, ok := ParseThreadRef(thread)
-	if !ok {
-		return ThreadPageView{}, Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On("thread")
+	id, err := threadRef(thread)
+	if err != nil {
+		return ThreadPageView{}, err
 	}
 	var th models.Thread
 	if err := f.db.WithContext(ctx).Select("activity_seq").First(&th, id).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return ThreadPageView{}, Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+			return ThreadPageView{}, threadNotFound(id)
 		}
 		return ThreadPageView{}, fmt.Errorf("thread page: %w", err)
 	}

@@ -77,7 +77,7 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 		case r != nil:
 			return render(c, fiber.StatusOK, components.Outcome("moderation-result", "", r))
 		case fromProposals:
-			return render(c, fiber.StatusOK, components.ProposalRow(th, done, page(c, "", "").CSRF))
+			return render(c, fiber.StatusOK, components.ProposalRow(th, done, csrfToken(c)))
 		}
 		c.Set("HX-Trigger", changedEvent)
 		return render(c, fiber.StatusOK, components.Outcome("moderation-result", done, nil))

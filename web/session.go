@@ -53,8 +53,13 @@ func sameToken(a, b string) bool {
 
 // page is the frame of a signed-in page.
 func page(c *fiber.Ctx, title, active string) layout.Page {
+	return layout.Page{Title: title, Identity: caller(c).Identity, CSRF: csrfToken(c), Active: active}
+}
+
+// csrfToken is the signed-in session's CSRF token, for forms in fragments.
+func csrfToken(c *fiber.Ctx) string {
 	csrf, _ := c.Locals(csrfKey).(string)
-	return layout.Page{Title: title, Identity: caller(c).Identity, CSRF: csrf, Active: active}
+	return csrf
 }
 
 // setSession stores the session cookie: HttpOnly, SameSite=Lax, and Secure

@@ -16,7 +16,7 @@ func (s *server) threadPost(c *fiber.Ctx) error {
 	form := components.ReplyForm{
 		Thread: thread, Parent: c.FormValue("parent"), ParentLabel: c.FormValue("parent"),
 		Kind: services.Kind(c.FormValue("kind")), State: services.State(c.FormValue("state")),
-		Body: c.FormValue("body"), CSRF: page(c, "", "").CSRF,
+		Body: c.FormValue("body"), CSRF: csrfToken(c),
 	}
 	posted, err := s.forum.Post(c.UserContext(), caller(c), formEnvelope(form))
 	var r *services.Refusal

@@ -27,7 +27,7 @@ func (s *server) threadLive(c *fiber.Ctx) error {
 	if v.Unchanged {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	return render(c, fiber.StatusOK, pages.ThreadLive(v, page(c, "", "").CSRF))
+	return render(c, fiber.StatusOK, pages.ThreadLive(v, csrfToken(c)))
 }
 
 // threadReplyForm answers a Reply button: the form, aimed at that message.
@@ -37,5 +37,5 @@ func (s *server) threadReplyForm(c *fiber.Ctx) error {
 
 func replyForm(c *fiber.Ctx, thread string) components.ReplyForm {
 	parent := c.Query("parent")
-	return components.ReplyForm{Thread: thread, Parent: parent, ParentLabel: parent, Kind: "answer", CSRF: page(c, "", "").CSRF}
+	return components.ReplyForm{Thread: thread, Parent: parent, ParentLabel: parent, Kind: "answer", CSRF: csrfToken(c)}
 }

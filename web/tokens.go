@@ -55,5 +55,5 @@ func (s *server) tokenRevoke(c *fiber.Ctx) error {
 	if !isFragment(c) {
 		return c.Redirect("/tokens", fiber.StatusSeeOther)
 	}
-	return render(c, fiber.StatusOK, pages.TokenRow(tok, page(c, "", "").CSRF))
+	return render(c, fiber.StatusOK, pages.TokenRow(tok, csrfToken(c)))
 }
