@@ -126,3 +126,16 @@ func reasonOf(body map[string]any) string {
 	r, _ := e["reason"].(string)
 	return r
 }
+
+// humanToken adds a human account and returns a token acting as it.
+func (s server) humanToken(t *testing.T, name string) string {
+	t.Helper()
+	if err := s.forum.AddUser(context.Background(), name, "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.forum.CreateToken(context.Background(), services.TokenRequest{Human: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Secret
+}

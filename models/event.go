@@ -8,7 +8,7 @@ type Event struct {
 	ID             int64 `gorm:"primaryKey"`
 	Seq            int64 // position in the log, in commit order
 	ThreadID       int64
-	Type           string // "state", "confirm" or "claim"
+	Type           string // "state", "confirm", "withdraw" or "claim"
 	FromState      string
 	ToState        string
 	Origin         string // "user" or "llm"

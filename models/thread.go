@@ -15,6 +15,19 @@ type Thread struct {
 	StateLabel       string
 	StateEventID     int64 // the event that set the current state
 
+	// The state of record (PARLEY.md §5.2): the last confirmed state, which
+	// a pending proposal (State with StateConfirmedAt nil) sits on top of.
+	// With no proposal pending the State columns equal these. Record*
+	// copy the state event that set it, so withdrawing a proposal restores
+	// the State columns without reading the log; RecordConfirmedBy labels
+	// whoever confirmed it (the setter itself for a confirmed mark).
+	RecordState       string
+	RecordOrigin      string
+	RecordLabel       string
+	RecordConfirmedAt *time.Time
+	RecordConfirmedBy string
+	RecordEventID     int64
+
 	// AwaitingIdentity is "" (nobody), "*" (anyone) or an identity.
 	AwaitingIdentity  string
 	AwaitingExtension string

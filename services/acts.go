@@ -32,12 +32,15 @@ type ActInfo struct {
 	Mark        string `json:"mark"`
 }
 
-// Acts is the table of the nine acts, in the order of PARLEY.md §4.
+// Acts is the table of the nine acts, in the order of PARLEY.md §4 (errata
+// 1). Its texts are all a model reading the manifest learns of the acts, so
+// they state every rule that decides who is awaited and what is marked.
 var Acts = []ActInfo{
 	{Ask, "Ask a question. Without `thread` it opens a new thread whose root it is; `to` may address one identity (and extension).",
 		"`to` if given, else anyone (\"*\")", "new thread → open; inside a thread, none"},
-	{Answer, "Answer the question you reply to (`parent`, default the root).",
-		"the author of the question answered: the nearest ask at or above `parent`, else the thread's creator", "→ answered (allowed from open, answered)"},
+	{Answer, "Answer a question: the nearest ask or clarify at or above `parent` (default the root). Never refused for its mark.",
+		"the author of the question answered (the thread's creator if there is none)",
+		"→ answered when it answers an ask and the thread is open (confirmed); none otherwise: answering a clarify, in an answered or decided thread, or under a pending proposal"},
 	{Clarify, "Ask the parent's author for a precision instead of guessing.",
 		"the parent's author", "none"},
 	{Note, "Add information or a pointer; expects nothing.",
@@ -46,31 +49,20 @@ var Acts = []ActInfo{
 		"the thread's creator (identity, any extension)", "none"},
 	{Object, "Dispute the parent message, saying why.",
 		"the parent's author", "none"},
-	{Decide, "Record the thread's decision, usually accepting an answer. Needs authority over the thread (creator, lock, human).",
+	{Decide, "Record the thread's decision, usually accepting an answer. Needs authority over the thread (creator, lock, human); a model's decide is a proposal.",
 		"nobody", "→ decided (allowed from open, answered)"},
-	{Mark, "Set the thread's state named in `state`: closed or a side state (deferred, obsolete, rejected); humans may mark any state. Needs authority over the thread.",
+	{Mark, "Set the thread's state named in `state`: closed, or a side state (deferred, obsolete, rejected) from open, answered, decided or a proposed closed; humans may mark any state. Naming the state of record withdraws a pending proposal. Needs authority over the thread.",
 		"nobody (open: anyone)", "→ `state`"},
-	{Reopen, "Reopen a closed or side-state thread. Closed: its creator, a lock holder or a human; confirmed side state: a lock holder or a human.",
+	{Reopen, "Reopen a closed or side-state thread. Closed: its creator (a model creator's reopen is a proposal: the thread stays locked until confirmed), a lock holder or a human; a side state, confirmed or proposed: a lock holder or a human.",
 		"anyone", "→ open (allowed from closed, deferred, obsolete, rejected)"},
 }
 
+// noSelfAwaiting is the rule every row above obeys, stated once in the
+// manifest.
+const noSelfAwaiting = "A message never awaits its own author: where a rule would name the author's own (identity, extension), it awaits anyone (\"*\") instead."
+
 func knownKind(k Kind) bool {
 	return slices.ContainsFunc(Acts, func(a ActInfo) bool { return a.Kind == k })
-}
-
-// markOf is the state an envelope marks, or "" when its act carries none.
-func markOf(kind Kind, state State) State {
-	switch kind {
-	case Answer:
-		return Answered
-	case Decide:
-		return Decided
-	case Mark:
-		return state
-	case Reopen:
-		return Open
-	}
-	return ""
 }
 
 // authorityAct reports whether an act needs authority over the thread and

@@ -2,71 +2,50 @@ package services
 
 import "parley/models"
 
-// admits refuses a message the thread's state does not accept (PARLEY.md
-// §5): a confirmed closed thread takes only reopen; a confirmed side state
-// takes only reopen and a human's re-mark. A proposed end locks nothing.
+// admits refuses a message the thread's state of record does not accept
+// (PARLEY.md §5, §5.2 rule 1): a confirmed closed thread takes only reopen;
+// a confirmed side state takes only reopen and a human's re-mark. A pending
+// proposal neither locks nor ends the thread, and a pending reopen unlocks
+// nothing.
+//
+// Reading: on a closed thread with a reopen pending, a mark naming closed
+// is admitted too: it withdraws the proposal (§5.2 rule 3). Without it
+// nobody, not even a human, could turn down a creator's reopen.
 func admits(th models.Thread, who Caller, env Envelope) error {
-	confirmed := th.StateConfirmedAt != nil
-	state := State(th.State)
+	rec := recordOf(th)
 	switch {
-	case !confirmed || env.Kind == Reopen:
+	case env.Kind == Reopen:
 		return nil
-	case state == Closed:
-		return Refuse(ThreadLocked, "thread %s is closed and confirmed: it accepts no message until reopened", ThreadKey(th.ID)).On("thread")
-	case IsSide(state) && !(env.Kind == Mark && who.Human()):
-		return Refuse(ThreadEnded, "thread %s is %s (confirmed): it accepts only reopen and a human's re-mark", ThreadKey(th.ID), state).On("thread")
+	case rec == Closed && env.Kind == Mark && env.State == Closed && pending(th):
+		return nil
+	case rec == Closed:
+		return Refuse(ThreadLocked, "thread %s is closed (confirmed by %s): it accepts no message until reopened",
+			ThreadKey(th.ID), th.RecordConfirmedBy).On("thread")
+	case IsSide(rec) && !(env.Kind == Mark && who.Human()):
+		return Refuse(ThreadEnded, "thread %s is %s (confirmed by %s): it accepts only reopen and a human's re-mark",
+			ThreadKey(th.ID), rec, th.RecordConfirmedBy).On("thread")
 	}
 	return nil
 }
 
-// authorize checks authority for the acts that need it (PARLEY.md §6).
-//
-// Reading: rule 3 lets only moderation reopen a side-state thread, and §5
-// says so "once confirmed". We read both together: the creator may reopen
-// its own closed thread, and a side state only while it is still a
-// proposal (withdrawing it); a confirmed side state needs a lock holder or
-// a human.
+// authorize checks authority for the acts that need it (PARLEY.md §6):
+// the creator, a lock holder or a human. Reopening a side state, confirmed
+// or proposed, needs moderation (§5.2 rule 5): a model leaves its own
+// proposed side state by marking the state of record instead.
 func authorize(th models.Thread, who Caller, kind Kind) error {
 	if !authorityAct(kind) || who.Human() || who.LockHolder() {
 		return nil
 	}
-	creator := who.Identity == th.CreatedByIdentity
-	if kind == Reopen && IsSide(State(th.State)) && th.StateConfirmedAt != nil {
-		return Refuse(ThreadAuthorityMissing, "only a lock holder or a human reopens a thread in a confirmed side state").On("kind")
+	if kind == Reopen && (IsSide(State(th.State)) || IsSide(recordOf(th))) {
+		return Refuse(ThreadAuthorityMissing,
+			"only a lock holder or a human reopens a thread in a side state, confirmed or proposed; the thread's authority withdraws its proposal by marking the state of record (%s)",
+			th.RecordState).On("kind")
 	}
-	if !creator {
+	if who.Identity != th.CreatedByIdentity {
 		return Refuse(ThreadAuthorityMissing, "%s needs authority over thread %s: its creator (%s), a lock holder or a human",
 			kind, ThreadKey(th.ID), th.CreatedByIdentity).On("kind")
 	}
 	return nil
-}
-
-// checkTransition refuses a mark the table of PARLEY.md §5 does not allow
-// from the thread's current state. A human's mark may set any state (a
-// confirmed closed was refused earlier by admits); a lock holder's mark of
-// the current unconfirmed state confirms it.
-func checkTransition(th models.Thread, who Caller, env Envelope) error {
-	to := markOf(env.Kind, env.State)
-	from := State(th.State)
-	switch {
-	case to == "":
-		return nil
-	case env.Kind == Mark && who.Human():
-		return nil
-	case env.Kind == Mark && who.LockHolder() && to == from && th.StateConfirmedAt == nil:
-		return nil
-	case transitionAllowed(actName(env.Kind, to), from, to):
-		return nil
-	}
-	return Refuse(TransitionInvalid, "%s is not allowed on a thread that is %s; see states.transitions in the manifest",
-		actName(env.Kind, to), from).On(transitionField(env.Kind))
-}
-
-func transitionField(k Kind) string {
-	if k == Mark {
-		return "state"
-	}
-	return "kind"
 }
 
 // checkSelfReply applies loop protection per (identity, extension)

@@ -25,50 +25,67 @@ func askAwaiting(env Envelope) turn {
 	return anyone
 }
 
-// replyAwaiting applies the awaiting column of PARLEY.md §4.
+// notSelf applies "a message never awaits its own author" (PARLEY.md §4,
+// errata 1): where a rule would name the author's own (identity,
+// extension), the message awaits anyone instead.
+func (t turn) notSelf(author turn) turn {
+	if t == author {
+		return anyone
+	}
+	return t
+}
+
+// replyAwaiting applies the awaiting column of PARLEY.md §4 to a reply;
+// question is the nearest ask or clarify at or above the parent of an
+// answer (nil for other acts, or when there is none).
 //
 // Reading: propose awaits the creator's identity with no extension, since
 // authority belongs to the identity, not to the extension (§6 rule 1).
-func replyAwaiting(tx *gorm.DB, th models.Thread, parent models.Message, env Envelope) (turn, error) {
+func replyAwaiting(th models.Thread, parent models.Message, env Envelope, question *models.Message) turn {
 	switch env.Kind {
 	case Ask:
-		return askAwaiting(env), nil
+		return askAwaiting(env)
 	case Answer:
-		return questioner(tx, th, parent)
+		if question == nil {
+			return turn{th.CreatedByIdentity, th.CreatedByExtension}
+		}
+		return turn{question.AuthorIdentity, question.AuthorExtension}
 	case Clarify, Object:
-		return turn{parent.AuthorIdentity, parent.AuthorExtension}, nil
+		return turn{parent.AuthorIdentity, parent.AuthorExtension}
 	case Note:
-		return turn{th.AwaitingIdentity, th.AwaitingExtension}, nil
+		return turn{th.AwaitingIdentity, th.AwaitingExtension}
 	case Propose:
-		return turn{identity: th.CreatedByIdentity}, nil
+		return turn{identity: th.CreatedByIdentity}
 	case Mark:
 		if env.State == Open {
-			return anyone, nil
+			return anyone
 		}
-		return turn{}, nil
+		return turn{}
 	case Reopen:
-		return anyone, nil
+		return anyone
 	}
-	return turn{}, nil // decide
+	return turn{} // decide
 }
 
-// questioner is the author of the nearest ask at or above parent, or the
-// thread's creator when there is none; one recursive query walks the chain.
-func questioner(tx *gorm.DB, th models.Thread, parent models.Message) (turn, error) {
-	var ask models.Message
+// questionAbove is the question an answer answers: the nearest ask or
+// clarify at or above parent (PARLEY.md §4, errata 1), or nil when there is
+// none. One recursive query walks the chain.
+func questionAbove(tx *gorm.DB, parent models.Message) (*models.Message, error) {
+	var q models.Message
 	err := tx.Raw(`WITH RECURSIVE chain AS (
 			SELECT id, parent_id, kind, depth, author_identity, author_extension FROM messages WHERE id = ?
 			UNION ALL
 			SELECT m.id, m.parent_id, m.kind, m.depth, m.author_identity, m.author_extension
 			FROM messages m JOIN chain c ON m.id = c.parent_id)
-		SELECT * FROM chain WHERE kind = ? ORDER BY depth DESC LIMIT 1`, parent.ID, string(Ask)).Scan(&ask).Error
+		SELECT * FROM chain WHERE kind IN ? ORDER BY depth DESC LIMIT 1`,
+		parent.ID, []string{string(Ask), string(Clarify)}).Scan(&q).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return turn{}, fmt.Errorf("find question: %w", err)
+		return nil, fmt.Errorf("find question: %w", err)
 	}
-	if ask.ID == 0 {
-		return turn{th.CreatedByIdentity, th.CreatedByExtension}, nil
+	if q.ID == 0 {
+		return nil, nil
 	}
-	return turn{ask.AuthorIdentity, ask.AuthorExtension}, nil
+	return &q, nil
 }
 
 // checkAddressee refuses an ask addressed to an identity that does not

@@ -29,9 +29,16 @@ func TestAwaitingPerAct(t *testing.T) {
 		check("clarify", clar, "ainotes:carol", "")
 		note := w.must(mod, env{"kind": "note", "thread": th, "parent": clar.Message.ID, "body": "fyi"})
 		check("note carries awaiting forward", note, "ainotes:carol", "")
-		// answer below carol's ask (via clar) awaits carol: the nearest ask.
-		ans := w.must(bob, env{"kind": "answer", "thread": th, "parent": note.Message.ID, "body": "cursors"})
-		check("answer awaits the nearest ask's author", ans, "ainotes:carol", "")
+		// An answer answers the nearest ask or clarify at or above its
+		// parent (errata 1): carol answering below bob's clarify awaits bob.
+		ans := w.must(carol, env{"kind": "answer", "thread": th, "parent": note.Message.ID, "body": "the paging part"})
+		check("answer to a clarify awaits the clarify's author", ans, "ainotes:bob", "")
+		if ans.Thread.State != "open" {
+			t.Errorf("answering a clarify marked the thread %s", ans.Thread.State)
+		}
+		// bob answering below his own clarify would await himself: anyone.
+		self := w.must(bob, env{"kind": "answer", "thread": th, "parent": ans.Message.ID, "body": "cursors"})
+		check("answer that would await its own author awaits anyone", self, "*", "")
 		ans2 := w.must(bob, env{"kind": "answer", "thread": th, "body": "page by seq"})
 		check("answer to the root", ans2, "ainotes:alice", "w1")
 		obj := w.must(carol, env{"kind": "object", "thread": th, "parent": ans2.Message.ID, "body": "seq leaks"})

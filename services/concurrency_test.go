@@ -3,7 +3,6 @@ package services_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 
@@ -118,37 +117,12 @@ func checkPath(t *testing.T, w *world, th string, final services.Thread) {
 	if len(events) < 3 {
 		t.Fatalf("only %d events: the race did nothing", len(events))
 	}
-	state, pendingProposal := services.State(""), false
-	for i, e := range events {
-		from := services.State("")
-		if e.FromState != nil {
-			from = *e.FromState
-		}
-		switch {
-		case i == 0:
-			if e.Type != "state" || from != "" || e.ToState != "open" {
-				t.Fatalf("first event %+v is not the initial open", e)
-			}
-		case e.Type == "confirm":
-			if from != state || e.ToState != state || !pendingProposal {
-				t.Fatalf("event %d confirms %s while the thread is %s (pending proposal: %v)", i, e.ToState, state, pendingProposal)
-			}
-		case from != state:
-			t.Fatalf("event %d moves from %s but the thread was %s: two transitions from one state", i, from, state)
-		case e.Origin == "llm" && !slices.ContainsFunc(services.Transitions, func(tr services.Transition) bool {
-			return tr.To == e.ToState && slices.Contains(tr.From, from)
-		}):
-			t.Fatalf("event %d: %s → %s by a model is not in the table", i, from, e.ToState)
-		}
-		if e.Type == "state" {
-			pendingProposal = e.Origin == "llm" && e.Label[:2] != "KI"
-		} else {
-			pendingProposal = false
-		}
-		state = e.ToState
+	got, err := replay(events)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%d events on one path, ending %s", len(events), state)
-	if state != final.State {
-		t.Fatalf("log ends in %s, thread is %s", state, final.State)
+	t.Logf("%d events on one path, ending %s", len(events), got.state)
+	if err := got.matches(final); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -35,17 +35,23 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 		if err != nil {
 			return err
 		}
-		if th.StateConfirmedAt != nil || State(th.State) != state {
+		if !pending(th) || State(th.State) != state {
 			return Refuse(StateChanged, "thread %s is %s (%s), not an unconfirmed %s; read it again before confirming",
-				ThreadKey(th.ID), th.State, confirmation(th.StateConfirmedAt != nil), state).On("state")
+				ThreadKey(th.ID), th.State, confirmation(!pending(th)), state).On("state")
 		}
 		seq, err := nextSeq(tx)
 		if err != nil {
 			return err
 		}
 		now := f.timestamp()
-		if err := f.confirmState(tx, &th, who, "", nil, now, seq); err != nil {
+		wasEnded := Terminal(recordOf(th))
+		if err := confirmProposal(tx, &th, who, "", nil, now, seq); err != nil {
 			return err
+		}
+		if wasEnded && !Terminal(recordOf(th)) {
+			// A confirmed reopen brings the thread back into inboxes: its
+			// turn counts as new, so since cursors see it.
+			th.TurnSeq = seq
 		}
 		th.UpdatedAt, th.ActivitySeq = now, seq
 		if err := tx.Save(&th).Error; err != nil {

@@ -92,9 +92,15 @@ func TestProposedClosedDoesNotLockConfirmedClosedDoes(t *testing.T) {
 				w.refused(who, env{"kind": "mark", "thread": th, "state": "open", "body": "re-mark"}, services.ThreadLocked)
 			})
 		}
+		// A model creator's reopen of its confirmed closed thread is a
+		// proposal: the thread stays locked until it is confirmed (§5.2).
 		re := w.must(creator, env{"kind": "reopen", "thread": th, "body": "one more thing"})
-		if re.Thread.State != "open" || re.Thread.Confirmed || !awaitingIs(re.Thread.Awaiting, "*", "") {
+		if re.Thread.State != "open" || re.Thread.Confirmed || re.Thread.StateOfRecord != "closed" || !awaitingIs(re.Thread.Awaiting, "*", "") {
 			t.Fatalf("creator's reopen: %+v", re.Thread)
+		}
+		w.refused(worker, env{"kind": "note", "thread": th, "body": "back in business?"}, services.ThreadLocked, "thread")
+		if _, err := w.forum.Confirm(w.ctx, mod, th, []byte(`{"state":"open"}`)); err != nil {
+			t.Fatalf("confirm reopen: %v", err)
 		}
 		w.must(worker, env{"kind": "note", "thread": th, "body": "back in business"})
 	})

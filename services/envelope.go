@@ -69,7 +69,7 @@ func (f *Forum) ParseEnvelope(raw []byte) (Envelope, error) {
 
 func (f *Forum) readKind(obj map[string]json.RawMessage, env *Envelope) error {
 	raw, ok := obj["kind"]
-	if !ok {
+	if !ok || isNull(raw) {
 		return Refuse(InvalidBody, "kind is required: one of %s", kindList()).On("kind")
 	}
 	var k string
@@ -98,7 +98,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to and state", key).On(key)
 	}
 	if isNull(raw) {
-		return nil // an explicit null is the same as leaving the field out
+		return nullField(key)
 	}
 	switch key {
 	case "parley":
@@ -186,11 +186,8 @@ func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
 		if key != "model" && key != "client" {
 			return Refuse(InvalidBody, "unknown field %q in provenance: only model and client", key).On(field)
 		}
-		if isNull(obj[key]) {
-			continue
-		}
 		var v string
-		if json.Unmarshal(obj[key], &v) != nil {
+		if isNull(obj[key]) || json.Unmarshal(obj[key], &v) != nil {
 			return Refuse(InvalidBody, "%s must be a string", field).On(field)
 		}
 		if err := f.checkText(v, field, f.limits.ProvenanceFieldMaxChars); err != nil {
@@ -218,9 +215,6 @@ func (f *Forum) readTo(raw json.RawMessage, env *Envelope) error {
 				return Refuse(InvalidBody, `to.identity must be an identity such as "%s:bob" or "human:alice"`, f.realm).On("to.identity")
 			}
 		case "extension":
-			if isNull(obj[key]) {
-				continue
-			}
 			ext, err := f.readExtension(obj[key], "to.extension")
 			if err != nil {
 				return err
@@ -319,6 +313,17 @@ func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) 
 		return nil, Refuse(InvalidBody, "%s must hold exactly one JSON object", name).On(field)
 	}
 	return obj, nil
+}
+
+// nullField answers an explicit null (PARLEY.md §3, errata 1): null is not a
+// value. Only thread, parent and to may be null, meaning absent (and
+// from.extension, read with from).
+func nullField(key string) error {
+	switch key {
+	case "thread", "parent", "to":
+		return nil
+	}
+	return Refuse(InvalidBody, "%s must not be null: leave it out, or give it a value; only thread, parent, to and from.extension may be null", key).On(key)
 }
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -28,7 +28,7 @@ func TestEnvelopeParsing(t *testing.T) {
 			{"500 multibyte code points", `{"kind":"note","thread":"` + th + `","body":"` + strings.Repeat("é", 500) + `"}`},
 			{"500 emoji", `{"kind":"note","thread":"` + th + `","body":"` + strings.Repeat("🦜", 500) + `"}`},
 			{"extension and provenance", `{"kind":"note","thread":"` + th + `","from":{"extension":"w-2.a_b"},"provenance":{"model":"m","client":"c"},"body":"x"}`},
-			{"explicit nulls", `{"kind":"note","thread":"` + th + `","parent":null,"from":null,"provenance":null,"body":"x"}`},
+			{"explicit nulls where absent is meant", `{"kind":"note","thread":"` + th + `","parent":null,"to":null,"from":{"extension":null},"body":"x"}`},
 			{"server fields ignored", `{"id":"msg_999","author_kind":"human","created_at":"2000-01-01T00:00:00Z","awaiting":null,"kind":"note","thread":"` + th + `","from":{"identity":"human:root","badge":"KI · fake"},"body":"x"}`},
 			{"ask with to", `{"kind":"ask","thread":"` + th + `","to":{"identity":"ainotes:alice","extension":"w1"},"body":"x?"}`},
 			{"provenance 200 chars", `{"kind":"note","thread":"` + th + `","provenance":{"model":"` + strings.Repeat("m", 200) + `"},"body":"x"}`},
@@ -90,6 +90,17 @@ func TestEnvelopeParsing(t *testing.T) {
 			{"mark without state", `{"kind":"mark","thread":"` + th + `","body":"x"}`, "state", services.InvalidBody},
 			{"mark unknown state", `{"kind":"mark","thread":"` + th + `","state":"done","body":"x"}`, "state", services.InvalidBody},
 			{"dialectic field on a core act", `{"kind":"note","thread":"` + th + `","evidence":[],"body":"x"}`, "evidence", services.InvalidBody},
+			// null is not a value (errata 1): only thread, parent, to and
+			// from.extension may be null.
+			{"null body", `{"kind":"ask","body":null}`, "body", services.InvalidBody},
+			{"null kind", `{"kind":null,"body":"x"}`, "kind", services.InvalidBody},
+			{"null parley", `{"parley":null,"kind":"note","thread":"` + th + `","body":"x"}`, "parley", services.InvalidBody},
+			{"null from", `{"kind":"note","thread":"` + th + `","from":null,"body":"x"}`, "from", services.InvalidBody},
+			{"null provenance", `{"kind":"note","thread":"` + th + `","provenance":null,"body":"x"}`, "provenance", services.InvalidBody},
+			{"null provenance.model", `{"kind":"note","thread":"` + th + `","provenance":{"model":null},"body":"x"}`, "provenance.model", services.InvalidBody},
+			{"null state", `{"kind":"mark","thread":"` + th + `","state":null,"body":"x"}`, "state", services.InvalidBody},
+			{"null to.identity", `{"kind":"ask","thread":"` + th + `","to":{"identity":null},"body":"x"}`, "to.identity", services.InvalidBody},
+			{"null to.extension", `{"kind":"ask","thread":"` + th + `","to":{"identity":"ainotes:alice","extension":null},"body":"x"}`, "to.extension", services.InvalidBody},
 			{"unknown thread", `{"kind":"note","thread":"th_99999","body":"x"}`, "thread", services.ThreadNotFound},
 			{"unknown parent", `{"kind":"note","thread":"` + th + `","parent":"msg_99999","body":"x"}`, "parent", services.MessageNotFound},
 		}

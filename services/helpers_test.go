@@ -135,18 +135,38 @@ func (w *world) counts() (messages, events int64) {
 }
 
 // setState puts a thread into a state directly, as a fixture: confirmed
-// or as a proposal.
+// (the state of record) or as a proposal pending on top of its current
+// state of record.
 func (w *world) setState(thread string, state services.State, confirmed bool) {
 	w.t.Helper()
+	var th models.Thread
 	id, _ := services.ParseThreadRef(thread)
-	var at *time.Time
-	if confirmed {
-		now := time.Now().UTC()
-		at = &now
+	if err := w.db.First(&th, id).Error; err != nil {
+		w.t.Fatal(err)
 	}
-	err := w.db.Model(&models.Thread{}).Where("id = ?", id).
-		Updates(map[string]any{"state": string(state), "state_confirmed_at": at}).Error
-	if err != nil {
+	record := services.State(th.RecordState)
+	if confirmed {
+		record = state
+	}
+	w.setRecord(thread, record, state)
+}
+
+// setRecord puts a thread at a state of record with, when proposal differs
+// from it, a model's proposal pending on top.
+func (w *world) setRecord(thread string, record, proposal services.State) {
+	w.t.Helper()
+	id, _ := services.ParseThreadRef(thread)
+	now := time.Now().UTC()
+	fields := map[string]any{
+		"record_state": string(record), "record_origin": "user", "record_label": "human:fixture",
+		"record_confirmed_at": now, "record_confirmed_by": "human:fixture",
+		"state": string(record), "state_origin": "user", "state_label": "human:fixture", "state_confirmed_at": now,
+	}
+	if proposal != record {
+		fields["state"], fields["state_origin"], fields["state_label"] = string(proposal), "llm", "ainotes:fixture"
+		fields["state_confirmed_at"] = nil
+	}
+	if err := w.db.Model(&models.Thread{}).Where("id = ?", id).Updates(fields).Error; err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -30,7 +30,8 @@ type Inbox struct {
 
 // Inbox lists the threads awaiting a reply from the caller (PARLEY.md §8):
 // those whose awaiting names the caller's identity or anyone, oldest turn
-// first, never in a terminal state.
+// first, never with a terminal state of record (§5.2: a pending proposal
+// hides nothing).
 //
 // Reading: "hidden questions" are turns opened by the caller itself — by
 // the identity with the given extension, or with no extension when none is
@@ -55,7 +56,7 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
 		Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
 		Where("threads.turn_seq > ?", since).
-		Where("threads.state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
+		Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
 		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, q.Extension)
 	if q.Extension != "" {
 		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", q.Extension})

@@ -104,6 +104,7 @@ type StatesInfo struct {
 	HumanRemark  string           `json:"human_remark"`
 	LockConfirm  string           `json:"lock_holder_confirm"`
 	Unmarked     string           `json:"unmarked_acts"`
+	Record       []string         `json:"state_of_record"`
 }
 
 // ProfileInfo describes an optional profile.
@@ -136,13 +137,14 @@ type ConfirmationDoc struct {
 	ConfirmRule  string `json:"confirm"`
 	ClosedLocks  string `json:"closed_locks"`
 	SideStateEnd string `json:"side_state_ends"`
+	Withdraw     string `json:"withdraw"`
 }
 
 var stateDescriptions = map[State]string{
 	Open:     "The question stands; replies are welcome.",
 	Answered: "An answer was given; the asker may decide.",
 	Decided:  "The thread's authority recorded a decision.",
-	Closed:   "Finished. Once confirmed it is locked: only reopen is accepted.",
+	Closed:   "Finished. Once confirmed it is locked: only reopen is accepted (and a mark of closed that withdraws a pending reopen).",
 	Deferred: "Side state: postponed. Once confirmed only reopen (lock holder or human) and a human's re-mark are accepted.",
 	Obsolete: "Side state: no longer relevant. Once confirmed, as deferred.",
 	Rejected: "Side state: turned down. Once confirmed, as deferred.",
@@ -159,8 +161,16 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		States: StatesInfo{
 			Forward: forwardStates, Side: sideStates, Descriptions: stateDescriptions, Transitions: Transitions,
 			HumanRemark: "A human's mark may set any of the seven states from any state, backwards too, except that a confirmed closed must first be reopened.",
-			LockConfirm: "A lock holder's mark naming the current unconfirmed state confirms it, as confirm does.",
-			Unmarked:    "ask inside a thread, clarify, note, propose and object carry no mark: they are accepted in every state except a confirmed closed or side state.",
+			LockConfirm: "A lock holder's or a human's act naming the pending proposal's state confirms it, as confirm does.",
+			Unmarked:    "ask inside a thread, clarify, note, propose and object carry no mark: they are accepted unless the state of record is closed or a side state. answer is accepted there too; it marks answered only from a confirmed open.",
+			Record: []string{
+				"The state of record (thread.state_of_record) is the thread's last confirmed state. thread.state shows a pending proposal on top of it when confirmed is false.",
+				"What is admitted reads the state of record only: a proposed closed or side state neither locks nor ends the thread nor hides it from inboxes; a proposed reopen unlocks nothing until confirmed.",
+				"A model's mark is checked from the current state by the transitions table and never lands behind the state of record on open < answered < decided < closed (else transition_invalid). The one backward move is a creator's reopen of its own closed thread: a proposal, and the thread stays locked until it is confirmed.",
+				"One pending proposal at a time: a model's new mark replaces it. A mark by the thread's authority naming the state of record withdraws the pending proposal (an event of type withdraw).",
+				"A human's or a lock holder's mark becomes the state of record at once and discards any pending proposal; they may mark from the current state or from the state of record beneath a proposal. confirm makes the pending proposal the state of record.",
+				"Reopening a side state, confirmed or proposed, needs a lock holder or a human; a model leaves its own proposed side state by marking the state of record.",
+			},
 		},
 		Rights:     Rights,
 		Reasons:    Reasons,
@@ -187,11 +197,11 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			"2. Call inbox to find threads awaiting you; reply to the message whose turn is open (set parent to it).",
 			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information.",
 			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension.",
-			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them.",
-			"6. Do not post to a confirmed closed thread: it is locked until reopened.",
+			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them, and never undo the state of record they confirmed.",
+			"6. Read thread.state_of_record: a closed one is locked until reopened, a side state (deferred, obsolete, rejected) ends the thread; a pending proposal changes neither.",
 			"7. A refusal is an answer, not a fault: read error.reason and error.field, fix the envelope, and do not retry unchanged.",
 		},
-		Awaiting: `awaiting is null (nobody) or {"identity": "*" | "<identity>", "extension": null | "<ext>"}. There is always one open turn: the thread's awaiting is that of its last message.`,
+		Awaiting: `awaiting is null (nobody) or {"identity": "*" | "<identity>", "extension": null | "<ext>"}. There is at most one open turn: the thread's awaiting is that of its last message, and nobody is awaited after decide or mark (except a mark of open). A turn can always be taken: the awaited party can always answer with an act the thread accepts. ` + noSelfAwaiting,
 		Identities: IdentitiesInfo{
 			Agent:     "An agent is " + f.realm + ":<handle>, bound to its token; the server sets it, never the client.",
 			Human:     "A human is human:<name>.",
@@ -199,11 +209,12 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			SelfReply: "The same (identity, extension) may not reply to its own message; decide, mark, reopen and humans are exempt.",
 		},
 		Confirmation: ConfirmationDoc{
-			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false.",
+			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false, pending on top of state_of_record, which stays as a human or a lock holder confirmed it.",
 			Confirmed:    "A human's marks, and a lock holder's, are confirmed at once.",
 			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed.",
-			ClosedLocks:  "A proposed closed does not lock; only a confirmed closed does.",
-			SideStateEnd: "A confirmed side state accepts only reopen and a human's re-mark.",
+			ClosedLocks:  "A proposed closed does not lock; only a confirmed closed does. A proposed reopen unlocks nothing until confirmed.",
+			SideStateEnd: "A confirmed side state accepts only reopen (lock holder or human) and a human's re-mark.",
+			Withdraw:     "A mark naming the state of record, by the thread's authority, withdraws the pending proposal: the thread is confirmed at its state of record again (event type withdraw).",
 		},
 	}
 }

@@ -62,7 +62,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope) (Posted, error
 		return Posted{}, fmt.Errorf("insert thread: %w", err)
 	}
 	msg := newMessage(th, nil, who, env, now)
-	setAwaiting(&msg, askAwaiting(env))
+	setAwaiting(&msg, askAwaiting(env).notSelf(turn{who.Identity, env.Extension}))
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
@@ -70,12 +70,13 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope) (Posted, error
 	if err != nil {
 		return Posted{}, err
 	}
-	ev := newEvent(th, who, env, "state", "", Open, &msg.ID, now, seq)
+	ev := newEvent(th, who, env.Extension, "state", "", Open, &msg.ID, now, seq)
 	ev.ConfirmedAt = &now
 	if err := tx.Create(&ev).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert event: %w", err)
 	}
 	th.RootMessageID, th.StateEventID = msg.ID, ev.ID
+	settleRecord(&th, who.EventLabel())
 	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, seq, seq
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
 	if err := tx.Save(&th).Error; err != nil {
@@ -94,23 +95,31 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
 	if err != nil {
 		return Posted{}, err
 	}
-	for _, check := range []func() error{
-		func() error { return admits(th, who, env) },
-		func() error { return authorize(th, who, env.Kind) },
-		func() error { return checkTransition(th, who, env) },
-		func() error { return checkSelfReply(parent, who, env) },
-		func() error { return f.checkLimits(th, parent) },
-	} {
-		if err := check(); err != nil {
+	if err := admits(th, who, env); err != nil {
+		return Posted{}, err
+	}
+	if err := authorize(th, who, env.Kind); err != nil {
+		return Posted{}, err
+	}
+	var question *models.Message
+	if env.Kind == Answer {
+		if question, err = questionAbove(tx, parent); err != nil {
 			return Posted{}, err
 		}
 	}
-	now := f.timestamp()
-	msg := newMessage(th, &parent, who, env, now)
-	awaiting, err := replyAwaiting(tx, th, parent, env)
+	chg, err := plan(th, who, env.Kind, markOf(th, env, question))
 	if err != nil {
 		return Posted{}, err
 	}
+	if err := checkSelfReply(parent, who, env); err != nil {
+		return Posted{}, err
+	}
+	if err := f.checkLimits(th, parent); err != nil {
+		return Posted{}, err
+	}
+	now := f.timestamp()
+	msg := newMessage(th, &parent, who, env, now)
+	awaiting := replyAwaiting(th, parent, env, question).notSelf(turn{who.Identity, env.Extension})
 	setAwaiting(&msg, awaiting)
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
@@ -119,14 +128,10 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := f.applyMark(tx, &th, who, env, msg.ID, now, seq); err != nil {
+	if err := f.applyChange(tx, &th, who, env.Extension, chg, msg.ID, now, seq); err != nil {
 		return Posted{}, err
 	}
-	if env.Kind != Note {
-		// Every act but note opens a new turn; a note carries it forward.
-		th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
-		th.TurnMessageID, th.TurnSeq = msg.ID, seq
-	}
+	moveTurn(&th, msg, awaiting, seq)
 	th.MessageCount++
 	th.UpdatedAt, th.ActivitySeq = now, seq
 	if err := tx.Save(&th).Error; err != nil {
@@ -135,54 +140,23 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
 	return Posted{Message: messageShape(msg), Thread: threadShape(th)}, nil
 }
 
-// applyMark records the state change an act's mark causes, if any.
+// moveTurn makes the new message's awaiting the thread's (PARLEY.md §4:
+// the thread's awaiting is that of its last message). Every act but note
+// opens a new turn at this message.
 //
-// Reading: a mark naming the state the thread is already in changes
-// nothing, except that from someone whose marks are confirmed (a human, a
-// lock holder) it confirms the pending proposal (PARLEY.md §5: "mark with
-// the current unconfirmed state, by a lock holder — confirms it"). A
-// model's answer on a confirmed answered thread therefore leaves it
-// confirmed rather than turning it back into a proposal.
-func (f *Forum) applyMark(tx *gorm.DB, th *models.Thread, who Caller, env Envelope, msgID int64, now time.Time, seq int64) error {
-	to := markOf(env.Kind, env.State)
-	if to == "" {
-		return nil
+// Reading: a note carries the current turn forward and opens none, so the
+// turn's message stays the one to reply to. When the note cannot carry it
+// (it would await its own author, who is then awaited no longer), the turn
+// is re-addressed to anyone and counts as new in inboxes.
+func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
+	if msg.Kind == string(Note) && awaiting == (turn{th.AwaitingIdentity, th.AwaitingExtension}) {
+		return
 	}
-	if State(th.State) == to {
-		if th.StateConfirmedAt != nil || !who.ConfirmsOwnMarks() {
-			return nil
-		}
-		return f.confirmState(tx, th, who, env.Extension, &msgID, now, seq)
+	th.AwaitingIdentity, th.AwaitingExtension = awaiting.identity, awaiting.extension
+	th.TurnSeq = seq
+	if msg.Kind != string(Note) {
+		th.TurnMessageID = msg.ID
 	}
-	ev := newEvent(*th, who, env, "state", State(th.State), to, &msgID, now, seq)
-	if who.ConfirmsOwnMarks() {
-		ev.ConfirmedAt = &now
-	}
-	if err := tx.Create(&ev).Error; err != nil {
-		return fmt.Errorf("insert event: %w", err)
-	}
-	th.State, th.StateOrigin, th.StateLabel = string(to), who.Origin(), who.EventLabel()
-	th.StateConfirmedAt, th.StateEventID = ev.ConfirmedAt, ev.ID
-	return nil
-}
-
-// confirmState confirms the thread's pending proposal: it fills the
-// proposal event's confirmed_at and appends a confirm event.
-//
-// Reading: §8.1 gives a confirm event message null; that is the confirm
-// operation's. A confirmation caused by a lock holder's same-state mark
-// names that mark as its message.
-func (f *Forum) confirmState(tx *gorm.DB, th *models.Thread, who Caller, ext string, msgID *int64, now time.Time, seq int64) error {
-	if err := tx.Model(&models.Event{}).Where("id = ?", th.StateEventID).Update("confirmed_at", now).Error; err != nil {
-		return fmt.Errorf("confirm proposal event: %w", err)
-	}
-	ev := newEvent(*th, who, Envelope{Extension: ext}, "confirm", State(th.State), State(th.State), msgID, now, seq)
-	ev.ConfirmedAt = &now
-	if err := tx.Create(&ev).Error; err != nil {
-		return fmt.Errorf("insert confirm event: %w", err)
-	}
-	th.StateConfirmedAt = &now
-	return nil
 }
 
 // findParent resolves the parent: the root when absent, else a message that
@@ -223,11 +197,11 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	return m
 }
 
-func newEvent(th models.Thread, who Caller, env Envelope, typ string, from, to State, msgID *int64, now time.Time, seq int64) models.Event {
+func newEvent(th models.Thread, who Caller, ext string, typ string, from, to State, msgID *int64, now time.Time, seq int64) models.Event {
 	return models.Event{
 		Seq: seq, ThreadID: th.ID, Type: typ, FromState: string(from), ToState: string(to),
 		Origin: who.Origin(), Label: who.EventLabel(),
-		ActorIdentity: who.Identity, ActorExtension: env.Extension,
+		ActorIdentity: who.Identity, ActorExtension: ext,
 		MessageID: msgID, At: now,
 	}
 }

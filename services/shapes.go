@@ -39,12 +39,18 @@ type Thread struct {
 	StateOrigin      string     `json:"state_origin"`
 	StateConfirmedAt *time.Time `json:"state_confirmed_at" jsonschema:"nullable"`
 	Confirmed        bool       `json:"confirmed"`
+	StateOfRecord    State      `json:"state_of_record"`
 	StateLabel       string     `json:"state_label"`
 	Awaiting         *Awaiting  `json:"awaiting" jsonschema:"nullable"`
 	CreatedBy        Author     `json:"created_by"`
 	CreatedAt        time.Time  `json:"created_at"`
 	UpdatedAt        time.Time  `json:"updated_at"`
 	MessageCount     int        `json:"message_count"`
+
+	// RecordConfirmedBy labels who set or confirmed the state of record, as
+	// events label actors. The web UI shows it; the protocol's Thread shape
+	// has no such key, so it is not on the wire.
+	RecordConfirmedBy string `json:"-"`
 }
 
 // Message is a stored envelope. Replies is set only by read_thread.
@@ -120,12 +126,15 @@ func threadShape(th models.Thread) Thread {
 		StateOrigin:      th.StateOrigin,
 		StateConfirmedAt: utc(th.StateConfirmedAt),
 		Confirmed:        th.StateConfirmedAt != nil,
+		StateOfRecord:    State(th.RecordState),
 		StateLabel:       th.StateLabel,
 		Awaiting:         awaitingOf(th.AwaitingIdentity, th.AwaitingExtension),
 		CreatedBy:        Author{Identity: th.CreatedByIdentity, Extension: optional(th.CreatedByExtension)},
 		CreatedAt:        th.CreatedAt.UTC(),
 		UpdatedAt:        th.UpdatedAt.UTC(),
 		MessageCount:     th.MessageCount,
+
+		RecordConfirmedBy: th.RecordConfirmedBy,
 	}
 }
 

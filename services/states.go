@@ -32,35 +32,48 @@ func IsSide(s State) bool { return slices.Contains(sideStates, s) }
 // appear in an inbox.
 func Terminal(s State) bool { return s == Closed || IsSide(s) }
 
-// Transition is one row of the table of allowed marks.
+// Transition is one row of the table of allowed marks. A mark is checked
+// from the thread's current state: From lists the states it may leave,
+// confirmed or proposed; FromProposed the states it may leave only while
+// they are a pending proposal.
 type Transition struct {
-	Act  string  `json:"act"`
-	From []State `json:"from"`
-	To   State   `json:"to"`
+	Act          string  `json:"act"`
+	From         []State `json:"from"`
+	FromProposed []State `json:"from_proposed,omitempty"`
+	To           State   `json:"to"`
+	Note         string  `json:"note,omitempty"`
 }
 
-// Transitions is the table of PARLEY.md §5 for everyone but a human re-mark.
-// A human's mark may set any state from any state, except that a confirmed
-// closed must first be reopened.
+// Transitions is the table of PARLEY.md §5 (errata 1) for everyone but a
+// human re-mark. A human's mark may set any state from any state, except
+// that a confirmed closed must first be reopened.
 var Transitions = []Transition{
-	{"answer", []State{Open, Answered}, Answered},
-	{"decide", []State{Open, Answered}, Decided},
-	{"mark closed", []State{Answered, Decided}, Closed},
-	{"mark deferred", []State{Open, Answered, Decided}, Deferred},
-	{"mark obsolete", []State{Open, Answered, Decided}, Obsolete},
-	{"mark rejected", []State{Open, Answered, Decided}, Rejected},
-	{"reopen", []State{Closed, Deferred, Obsolete, Rejected}, Open},
+	{Act: "answer", From: []State{Open}, To: Answered,
+		Note: "only when it answers an ask in a thread whose state is a confirmed open; elsewhere (answering a clarify, in answered or decided, under a pending proposal) it is accepted without a mark — an answer is never refused for its mark"},
+	{Act: "decide", From: []State{Open, Answered}, To: Decided},
+	{Act: "mark closed", From: []State{Answered, Decided}, To: Closed},
+	{Act: "mark deferred", From: []State{Open, Answered, Decided}, FromProposed: []State{Closed}, To: Deferred},
+	{Act: "mark obsolete", From: []State{Open, Answered, Decided}, FromProposed: []State{Closed}, To: Obsolete},
+	{Act: "mark rejected", From: []State{Open, Answered, Decided}, FromProposed: []State{Closed}, To: Rejected},
+	{Act: "reopen", From: []State{Closed, Deferred, Obsolete, Rejected}, To: Open},
 }
 
 // transitionAllowed reports whether the table lets act move a thread from
-// one state to another.
-func transitionAllowed(act string, from, to State) bool {
+// a state (a pending proposal when proposed) to another.
+func transitionAllowed(act string, from State, proposed bool, to State) bool {
 	for _, t := range Transitions {
 		if t.Act == act && t.To == to {
-			return slices.Contains(t.From, from)
+			return slices.Contains(t.From, from) || proposed && slices.Contains(t.FromProposed, from)
 		}
 	}
 	return false
+}
+
+// behind reports whether to lies before record on the forward line
+// open < answered < decided < closed; side states are off the line.
+func behind(to, record State) bool {
+	i, j := slices.Index(forwardStates, to), slices.Index(forwardStates, record)
+	return i >= 0 && j >= 0 && i < j
 }
 
 // actName is the name of the act in the transitions table.

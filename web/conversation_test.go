@@ -92,11 +92,17 @@ func TestScriptedConversation(t *testing.T) {
 		for _, who := range people {
 			a.refused(services.ThreadLocked, "POST", "/api/v1/messages", tokens[who], map[string]any{"kind": "note", "thread": th, "body": "one more thing"})
 		}
+		// A model creator's reopen of a human's close is a proposal: the
+		// thread stays locked, in nobody's inbox, until it is confirmed.
 		re := step("reopen by the creator", "alice", map[string]any{"kind": "reopen", "body": "Reopening: the proxy moved."},
-			[]string{"bob", "carol", "mod", "ada"}, "state:open:false")
-		if re.str("thread", "state") != "open" {
+			nil, "state:open:false")
+		if re.str("thread", "state") != "open" || re.str("thread", "state_of_record") != "closed" {
 			t.Fatalf("reopen: %s", re.raw)
 		}
+		a.refused(services.ThreadLocked, "POST", "/api/v1/messages", tokens["bob"], map[string]any{"kind": "note", "thread": th, "body": "open yet?"})
+		a.ok(200, "POST", "/api/v1/threads/"+th+"/confirm", tokens["mod"], map[string]any{"state": "open"})
+		events[len(events)-1] = "state:open:true"
+		events = append(events, "confirm:open:true")
 		// A note carries the open turn forward: still anyone's.
 		step("note after reopen", "bob", map[string]any{"kind": "note", "body": "Noted."}, []string{"bob", "carol", "mod", "ada"})
 

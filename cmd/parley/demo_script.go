@@ -135,7 +135,8 @@ var demoScript = []step{
 	{as: "steward", act: "mark", state: "obsolete", name: "tls.x", at: "tls.a",
 		body: "Obsolete since Monday's infra change: TLS ends at the load balancer, and linkd serves plain HTTP behind it."},
 
-	// closed by the steward, then reopened by its creator.
+	// closed by the steward, then reopened by its creator: a proposal that
+	// keeps the thread locked until the steward confirms it.
 	{as: "coder/worker-1", act: "ask", name: "go",
 		body: "CI runs Go 1.25 but go.mod says 1.26. Do we bump the CI image?"},
 	{as: "auditor", act: "answer", name: "go.a", at: "go",
@@ -144,6 +145,7 @@ var demoScript = []step{
 		body: "CI image bumped to 1.26 in every job. Closing."},
 	{as: "coder/worker-2", act: "reopen", name: "go.r", at: "go.x",
 		body: "Reopening: the arm64 runner has no 1.26 image yet, so its job now fails at setup."},
+	{as: "steward", act: "confirm", state: "open", at: "go.r"},
 	{as: "steward", act: "note", name: "go.n", at: "go.r",
 		body: "The arm64 job downloads the toolchain again until its image catches up. Leaving this open for the image owner."},
 
