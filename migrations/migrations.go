@@ -10,6 +10,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"sort"
 	"strconv"
@@ -68,7 +69,11 @@ func Latest(dialect string) (int, error) {
 
 // Up applies every migration the database lacks, each in its own
 // transaction, and returns the versions it applied.
-func Up(ctx context.Context, db *gorm.DB) ([]int, error) {
+func Up(ctx context.Context, db *gorm.DB) ([]int, error) { return UpTo(ctx, db, math.MaxInt) }
+
+// UpTo is Up stopping at a version; tests use it to build a database as an
+// older release left it.
+func UpTo(ctx context.Context, db *gorm.DB, version int) ([]int, error) {
 	dialect := db.Dialector.Name()
 	list, err := List(dialect)
 	if err != nil {
@@ -83,6 +88,9 @@ func Up(ctx context.Context, db *gorm.DB) ([]int, error) {
 	}
 	var applied []int
 	for _, m := range list {
+		if m.Version > version {
+			break
+		}
 		done, err := apply(db, dialect, m)
 		if err != nil {
 			return applied, err

@@ -47,9 +47,13 @@ type Thread struct {
 	UpdatedAt        time.Time  `json:"updated_at"`
 	MessageCount     int        `json:"message_count"`
 
-	// RecordConfirmedBy labels who set or confirmed the state of record, as
-	// events label actors. The web UI shows it; the protocol's Thread shape
-	// has no such key, so it is not on the wire.
+	// Who set the state of record (RecordSetBy, with its origin) and who
+	// confirmed it (RecordConfirmedBy: the setter itself for a human's or
+	// lock holder's mark), labelled as events label actors. The web UI
+	// shows them; the protocol's Thread shape has no such keys, so they are
+	// not on the wire.
+	RecordSetBy       string `json:"-"`
+	RecordOrigin      string `json:"-"`
 	RecordConfirmedBy string `json:"-"`
 }
 
@@ -134,6 +138,8 @@ func threadShape(th models.Thread) Thread {
 		UpdatedAt:        th.UpdatedAt.UTC(),
 		MessageCount:     th.MessageCount,
 
+		RecordSetBy:       th.RecordLabel,
+		RecordOrigin:      th.RecordOrigin,
 		RecordConfirmedBy: th.RecordConfirmedBy,
 	}
 }

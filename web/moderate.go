@@ -26,6 +26,12 @@ var moderations = map[string]moderation{
 		state := c.FormValue("state")
 		return s.mark(c, thread, "mark", state, fmt.Sprintf("Re-marked as %s.", state))
 	},
+	"withdraw": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
+		// A mark naming the state of record withdraws the pending proposal
+		// (PARLEY.md §5.2 rule 3).
+		state := c.FormValue("state")
+		return s.mark(c, thread, "mark", state, fmt.Sprintf("Turned down the proposal %s: the thread stays %s.", c.FormValue("proposal"), state))
+	},
 	"close": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
 		return s.mark(c, thread, "mark", "closed", "Closed and locked.")
 	},

@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,4 +236,60 @@ func TestFirstRunSetupLink(t *testing.T) {
 		t.Fatal("setup did not sign the new human in")
 	}
 	b.page("GET", "/setup/"+link, nil, 401)
+}
+
+// TestModerationFollowsTheStateOfRecord: what the thread page offers a
+// human follows the state of record (PARLEY.md §5.2), not the proposal on
+// top of it.
+func TestModerationFollowsTheStateOfRecord(t *testing.T) {
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		b := signedIn(t, a)
+		alice, bob := a.token("alice"), a.token("bob")
+		mod := a.token("mod", services.RightRead, services.RightWrite, services.RightLock)
+		offers := func(th string) map[string]bool {
+			page := b.page("GET", "/threads/"+th, nil, 200)
+			out := map[string]bool{}
+			for _, id := range []string{"confirm", "withdraw", "remark", "close-lock", "reopen"} {
+				out[id] = page.Find(`[data-testid="moderation"] [data-testid="`+id+`"]`).Length() == 1
+			}
+			return out
+		}
+		want := func(th string, on ...string) {
+			t.Helper()
+			got := offers(th)
+			for id, shown := range got {
+				if shown != slices.Contains(on, id) {
+					t.Fatalf("thread %s: %s shown=%v; want only %v", th, id, shown, on)
+				}
+			}
+		}
+
+		// A proposed close over an open record: confirm, turn down, re-mark,
+		// close; no reopen (nothing is locked).
+		th := a.post(alice, map[string]any{"kind": "ask", "body": "Done?"}).str("thread", "id")
+		a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "Yes."})
+		a.post(alice, map[string]any{"kind": "mark", "thread": th, "state": "closed", "body": "Closing."})
+		want(th, "confirm", "withdraw", "remark", "close-lock")
+
+		// A side state of record: re-mark and reopen.
+		a.post(mod, map[string]any{"kind": "mark", "thread": th, "state": "deferred", "body": "Later."})
+		want(th, "remark", "close-lock", "reopen")
+
+		// A closed record with the creator's reopen pending: confirm it,
+		// turn it down, or reopen; nothing else is accepted.
+		a.post(mod, map[string]any{"kind": "reopen", "thread": th, "body": "Back."})
+		a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "Still yes."})
+		a.post(mod, map[string]any{"kind": "mark", "thread": th, "state": "closed", "body": "Closed."})
+		a.post(alice, map[string]any{"kind": "reopen", "thread": th, "body": "One more thing."})
+		want(th, "confirm", "withdraw", "reopen")
+		page := b.page("GET", "/threads/"+th, nil, 200)
+		if text := page.Find(`[data-testid="state-summary"]`).Text(); !strings.Contains(text, "closed · confirmed by KI · mod") || !strings.Contains(text, "proposed: open by ainotes:alice") {
+			t.Fatalf("summary %q", text)
+		}
+		done := b.page("POST", "/threads/"+th+"/withdraw", url.Values{"state": {"closed"}, "proposal": {"open"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
+		if done.Find(`[data-testid="done"]`).Length() != 1 {
+			t.Fatalf("turning the reopen down: %s", done.Text())
+		}
+		want(th, "reopen")
+	})
 }

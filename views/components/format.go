@@ -64,3 +64,34 @@ func KindHelp(k services.Kind) string {
 	}
 	return ""
 }
+
+// RecordText says what a thread's state of record is and who gave it, as
+// in "decided · confirmed by human:ada" or "decided · proposed by
+// ainotes:alice, confirmed by KI · Steward". A model's thread starts
+// "open · opened by <model>": its first open needs no confirmation.
+func RecordText(th services.Thread) string {
+	rec := string(th.StateOfRecord)
+	switch {
+	case th.RecordConfirmedBy != th.RecordSetBy:
+		return rec + " · proposed by " + th.RecordSetBy + ", confirmed by " + th.RecordConfirmedBy
+	case th.RecordOrigin == "llm" && !strings.HasPrefix(th.RecordSetBy, "KI · "):
+		return rec + " · opened by " + th.RecordSetBy
+	}
+	return rec + " · confirmed by " + th.RecordConfirmedBy
+}
+
+// ProposalText says what is pending on top of the state of record, or ""
+// when nothing is: "proposed: rejected by ainotes:alice".
+func ProposalText(th services.Thread) string {
+	if th.Confirmed {
+		return ""
+	}
+	return "proposed: " + string(th.State) + " by " + th.StateLabel
+}
+
+// Locked reports whether the thread's state of record is closed: it takes
+// nothing but reopen (and a mark of closed that turns a reopen down).
+func Locked(th services.Thread) bool { return th.StateOfRecord == "closed" }
+
+// Ended reports whether the state of record is closed or a side state.
+func Ended(th services.Thread) bool { return services.Terminal(th.StateOfRecord) }

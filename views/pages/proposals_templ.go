@@ -45,7 +45,7 @@ func Proposals(p layout.Page, threads []services.Thread, version string) templ.C
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Proposals</h1><p class=\"hint\">States set by models are proposals until a human or a lock holder confirms them. A proposed close locks nothing.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Proposals</h1><p class=\"hint\">States set by models are proposals, pending on top of the state of record that a human or a lock holder confirmed. Confirm one, turn it down to keep the state of record, or re-mark. A proposal locks, ends and unlocks nothing.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
