@@ -39,12 +39,12 @@ func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return mcpserver.NewStreamableHTTPServer(New(forum, logger),
+	return strictHTTP(mcpserver.NewStreamableHTTPServer(New(forum, logger),
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
 		mcpserver.WithHTTPContextFunc(tokenFromRequest),
 		mcpserver.WithStreamableHTTPLogger(logger),
-	)
+	))
 }
 
 // ServeStdio serves MCP over in and out, acting as token, until in closes
@@ -53,6 +53,7 @@ func ServeStdio(ctx context.Context, forum *services.Forum, token string, in io.
 	stdio := mcpserver.NewStdioServer(New(forum, logger))
 	stdio.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context { return withToken(ctx, token) })
+	in, out = strictStdio(ctx, in, out, logger)
 	return stdio.Listen(ctx, in, out)
 }
 

@@ -107,6 +107,11 @@ func apply(db *gorm.DB, dialect string, m Migration) (bool, error) {
 	done := false
 	err := db.Transaction(func(tx *gorm.DB) error {
 		if dialect == "postgres" {
+			// A migration may rewrite a large table: it is not bound by the
+			// statement and lock timeouts of ordinary requests.
+			if err := tx.Exec("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0").Error; err != nil {
+				return fmt.Errorf("timeouts: %w", err)
+			}
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", advisoryLock).Error; err != nil {
 				return fmt.Errorf("lock: %w", err)
 			}

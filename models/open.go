@@ -25,8 +25,10 @@ func IsPostgres(url string) bool {
 }
 
 // Open connects to the database named by url: a postgres:// URL, or else the
-// path of an SQLite file (DefaultSQLiteFile when url is empty). Logs go to
-// stderr, with query parameters elided so no secret reaches them.
+// path of an SQLite file (DefaultSQLiteFile when url is empty), with its pool
+// sized by DefaultMaxConns (SetPool changes it) and, on PostgreSQL, the
+// session timeouts of sessionDefaults. Logs go to stderr, with query
+// parameters elided so no secret reaches them.
 func Open(url string) (*gorm.DB, error) {
 	cfg := &gorm.Config{
 		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
@@ -40,11 +42,11 @@ func Open(url string) (*gorm.DB, error) {
 		TranslateError:         true,
 	}
 	if IsPostgres(url) {
-		db, err := gorm.Open(postgres.Open(url), cfg)
+		db, err := gorm.Open(postgres.Open(withSessionDefaults(url)), cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
-		return db, nil
+		return db, SetPool(db, DefaultMaxConns)
 	}
 	if url == "" {
 		url = DefaultSQLiteFile
@@ -53,7 +55,7 @@ func Open(url string) (*gorm.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", url, err)
 	}
-	return db, nil
+	return db, SetPool(db, DefaultMaxConns)
 }
 
 // sqliteDSN adds the settings Parley relies on. _txlock=immediate makes every

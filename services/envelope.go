@@ -300,6 +300,11 @@ func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) 
 	if name == "" {
 		name = "the request body"
 	}
+	if field == "" {
+		if err := CheckJSON(raw); err != nil {
+			return nil, err
+		}
+	}
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&obj); err != nil || obj == nil {

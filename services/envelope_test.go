@@ -27,6 +27,7 @@ func TestEnvelopeParsing(t *testing.T) {
 			{"500 code points", `{"kind":"note","thread":"` + th + `","body":"` + strings.Repeat("a", 500) + `"}`},
 			{"500 multibyte code points", `{"kind":"note","thread":"` + th + `","body":"` + strings.Repeat("é", 500) + `"}`},
 			{"500 emoji", `{"kind":"note","thread":"` + th + `","body":"` + strings.Repeat("🦜", 500) + `"}`},
+			{"surrogate pair escape", `{"kind":"note","thread":"` + th + `","body":"\ud83e\udd9c"}`},
 			{"extension and provenance", `{"kind":"note","thread":"` + th + `","from":{"extension":"w-2.a_b"},"provenance":{"model":"m","client":"c"},"body":"x"}`},
 			{"explicit nulls where absent is meant", `{"kind":"note","thread":"` + th + `","parent":null,"to":null,"from":{"extension":null},"body":"x"}`},
 			{"server fields ignored", `{"id":"msg_999","author_kind":"human","created_at":"2000-01-01T00:00:00Z","awaiting":null,"kind":"note","thread":"` + th + `","from":{"identity":"human:root","badge":"KI · fake"},"body":"x"}`},
@@ -101,6 +102,11 @@ func TestEnvelopeParsing(t *testing.T) {
 			{"null state", `{"kind":"mark","thread":"` + th + `","state":null,"body":"x"}`, "state", services.InvalidBody},
 			{"null to.identity", `{"kind":"ask","thread":"` + th + `","to":{"identity":null},"body":"x"}`, "to.identity", services.InvalidBody},
 			{"null to.extension", `{"kind":"ask","thread":"` + th + `","to":{"identity":"ainotes:alice","extension":null},"body":"x"}`, "to.extension", services.InvalidBody},
+			// Nothing encoding/json would quietly change gets through.
+			{"duplicate kind", `{"kind":"note","kind":"ask","body":"x"}`, "kind", services.InvalidBody},
+			{"duplicate nested key", `{"kind":"note","thread":"` + th + `","from":{"extension":"a","extension":"b"},"body":"x"}`, "from.extension", services.InvalidBody},
+			{"invalid UTF-8", "{\"kind\":\"note\",\"thread\":\"" + th + "\",\"body\":\"a\xffb\"}", "body", services.InvalidBody},
+			{"lone surrogate", `{"kind":"note","thread":"` + th + `","body":"a\udc00b"}`, "body", services.InvalidBody},
 			{"unknown thread", `{"kind":"note","thread":"th_99999","body":"x"}`, "thread", services.ThreadNotFound},
 			{"unknown parent", `{"kind":"note","thread":"` + th + `","parent":"msg_99999","body":"x"}`, "parent", services.MessageNotFound},
 		}

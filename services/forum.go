@@ -62,7 +62,9 @@ func (f *Forum) Ping(ctx context.Context) error {
 		return err
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
-		return Refuse(Unavailable, "storage is unreachable: %v", err)
+		// The driver's error names the database's host, user and name: it
+		// goes to the caller's log (wrapped), never into the answer.
+		return fmt.Errorf("ping: %w: %w", err, errUnreachable)
 	}
 	return nil
 }

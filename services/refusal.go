@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -133,13 +134,19 @@ func AsRefusal(err error) (r *Refusal, unexpected bool) {
 	return Refuse(Internal, "an unexpected server fault; nothing of the action was stored"), true
 }
 
+// errUnreachable marks an error as storage being unreachable.
+var errUnreachable = errors.New("storage unreachable")
+
 func isUnavailable(err error) bool {
 	var netErr net.Error
 	var connErr *pgconn.ConnectError
 	var pgErr *pgconn.PgError
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &netErr), errors.As(err, &connErr):
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errUnreachable),
+		// A connection cut mid-answer (the database stopped or its network
+		// went away) reads as an unexpected end of stream.
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, pgconn.ErrConnClosed),
+		errors.As(err, &netErr), errors.As(err, &connErr), pgconn.Timeout(err):
 		return true
 	case errors.As(err, &pgErr):
 		// Class 08: connection exception; 57P0x: the server is shutting down.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -28,17 +29,30 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if r.Reason == services.RateLimited {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
 	}
-	if forPeople(c) {
+	switch {
+	case c.Path() == "/mcp":
+		return writeJSON(c, r.Status, jsonRPCError(r))
+	case forPeople(c):
 		return s.problemPage(c, r, fe)
 	}
 	return writeJSON(c, r.Status, services.RefusalBody{Error: r})
 }
 
 // forPeople reports whether a request is for the HTML pages rather than
-// the API; those get their refusals as a page.
+// the API; those get their refusals as a page. A request whose path could
+// not be read (a garbage request line) gets the refusal object.
 func forPeople(c *fiber.Ctx) bool {
 	p := c.Path()
-	return !strings.HasPrefix(p, "/api/") && p != "/mcp" && p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz"
+	return p != "" && p != "/" && !strings.HasPrefix(p, "/api/") && p != "/mcp" &&
+		p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz" && utf8.ValidString(p)
+}
+
+// jsonRPCError is a refusal that reached /mcp before the MCP transport
+// could read the request (too large, malformed HTTP): a JSON-RPC error with
+// no id, the refusal object as its data.
+func jsonRPCError(r *services.Refusal) map[string]any {
+	return map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code": -32600, "message": r.Message, "data": services.RefusalBody{Error: r}}}
 }
 
 // problemPage shows a refusal (or a missing page) to a person.
@@ -56,17 +70,32 @@ func (s *server) problemPage(c *fiber.Ctx, r *services.Refusal, fe *fiber.Error)
 	return render(c, status, pages.Problem(p, message, r))
 }
 
-// transportRefusal translates what Fiber refuses before a handler runs.
+// transportRefusal translates what Fiber and fasthttp refuse before a
+// handler runs. Their messages are never passed on: fasthttp's parse errors
+// quote the request, headers (a bearer token) included.
+//
+// Reading: §2.2 gives invalid_body 400, but a body or header block too
+// large to read is better told by its own status, which HTTP clients and
+// proxies act on: 413 and 431, with reason invalid_body and the status in
+// the object equal to the HTTP status, as §2.2 requires.
 func (s *server) transportRefusal(fe *fiber.Error) error {
 	switch fe.Code {
 	case fiber.StatusRequestEntityTooLarge:
-		return services.Refuse(services.InvalidBody, "the request body exceeds %d bytes (request_max_bytes)", s.forum.Limits().RequestMaxBytes)
+		r := services.Refuse(services.InvalidBody, "the request body exceeds %d bytes (request_max_bytes)", s.forum.Limits().RequestMaxBytes)
+		r.Status = fiber.StatusRequestEntityTooLarge
+		return r
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		r := services.Refuse(services.InvalidBody, "the request line or headers are too large")
+		r.Status = fiber.StatusRequestHeaderFieldsTooLarge
+		return r
+	case fiber.StatusRequestTimeout:
+		return services.Refuse(services.InvalidBody, "the request was not received in time")
 	case fiber.StatusNotFound, fiber.StatusMethodNotAllowed:
 		return noOperation()
 	case fiber.StatusInternalServerError:
 		return errors.New(fe.Message)
 	}
-	return services.Refuse(services.InvalidBody, "malformed request: %s", fe.Message)
+	return services.Refuse(services.InvalidBody, "malformed HTTP request: it could not be read (request line, headers, Content-Length or chunked encoding)")
 }
 
 // noSuchOperation answers API paths that name no operation.

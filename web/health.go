@@ -1,13 +1,25 @@
 package web
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+)
 
 // healthz says the process is alive.
 func (s *server) healthz(c *fiber.Ctx) error { return c.SendString("ok") }
 
-// readyz says the database answers; unavailable (503) otherwise.
+// readyTimeout bounds /readyz: a frozen database answers 503 within it.
+const readyTimeout = time.Second
+
+// readyz says the database answers; unavailable (503) otherwise, within
+// readyTimeout. The driver's error is logged, never sent: it names the
+// database's host and user.
 func (s *server) readyz(c *fiber.Ctx) error {
-	if err := s.forum.Ping(c.UserContext()); err != nil {
+	ctx, cancel := context.WithTimeout(c.UserContext(), readyTimeout)
+	defer cancel()
+	if err := s.forum.Ping(ctx); err != nil {
 		return err
 	}
 	return c.SendString("ready")

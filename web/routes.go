@@ -16,7 +16,7 @@ func (s *server) routes(app *fiber.App) {
 	if s.mcp != nil {
 		// MCP's Streamable HTTP transport: POST carries JSON-RPC; GET and
 		// DELETE are answered by the transport itself (405 when stateless).
-		app.All("/mcp", adaptor.HTTPHandler(s.mcp))
+		app.All("/mcp", adaptor.HTTPHandler(withDeadline(s.mcp, s.timeout)))
 	}
 
 	api := app.Group("/api/v1")

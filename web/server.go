@@ -1,9 +1,11 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
@@ -16,6 +18,43 @@ import (
 type Options struct {
 	Logger *slog.Logger // request and error log; slog.Default() when nil
 	MCP    http.Handler // the MCP Streamable HTTP endpoint, served at /mcp
+
+	// Timeouts. Zero values take the defaults below. ReadTimeout bounds
+	// reading one request, headers and body: a client that sends half a
+	// request is cut off. WriteTimeout bounds writing the answer,
+	// IdleTimeout a keep-alive connection waiting for its next request,
+	// and RequestTimeout the deadline of the work a request does (database
+	// included), so a frozen database answers 503 instead of hanging.
+	ReadTimeout, WriteTimeout, IdleTimeout, RequestTimeout time.Duration
+	// MaxConns caps concurrent connections; beyond it a connection is
+	// answered 503 at once and closed. Zero means DefaultMaxConns.
+	MaxConns int
+}
+
+// The defaults of Options.
+const (
+	DefaultReadTimeout    = 10 * time.Second
+	DefaultWriteTimeout   = 15 * time.Second
+	DefaultIdleTimeout    = 60 * time.Second
+	DefaultRequestTimeout = 5 * time.Second
+	DefaultMaxConns       = 10000
+)
+
+func (o *Options) defaults() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&o.ReadTimeout, DefaultReadTimeout}, {&o.WriteTimeout, DefaultWriteTimeout}, {&o.IdleTimeout, DefaultIdleTimeout}, {&o.RequestTimeout, DefaultRequestTimeout}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
 }
 
 // server holds what the handlers share: the services and the logger.
@@ -24,6 +63,7 @@ type server struct {
 	log     *slog.Logger
 	openapi []byte       // the OpenAPI document; it depends only on the code
 	mcp     http.Handler // nil: no /mcp route
+	timeout time.Duration
 }
 
 // New builds the Fiber application serving forum.
@@ -32,21 +72,46 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: openapi document: %w", err)
 	}
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	opts.defaults()
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, timeout: opts.RequestTimeout}
 	app := fiber.New(fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
 		// Larger bodies are refused from their Content-Length, unread.
-		BodyLimit: forum.Limits().RequestMaxBytes,
+		BodyLimit:    forum.Limits().RequestMaxBytes,
+		ReadTimeout:  opts.ReadTimeout,
+		WriteTimeout: opts.WriteTimeout,
+		IdleTimeout:  opts.IdleTimeout,
+		Concurrency:  opts.MaxConns,
 	})
 	app.Use(secureHeaders)
+	app.Use(deadline(opts.RequestTimeout))
 	app.Use(requestid.New())
 	app.Use(s.logRequests)
 	app.Use(recover.New())
 	s.routes(app)
 	return app, nil
+}
+
+// withDeadline is deadline for a net/http handler: the Fiber adaptor gives
+// it a context of its own, not the request's user context.
+func withDeadline(h http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// deadline gives every request's work a deadline: services and the
+// database driver stop waiting when it passes, and the request is answered
+// 503 unavailable.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -65,10 +66,24 @@ func formToken(c *fiber.Ctx) string {
 	return t
 }
 
-// safeNext keeps a redirect inside this site.
+// safeNext keeps a redirect inside this site. It parses next as a URL and
+// rebuilds it from its escaped path and re-encoded query, so what reaches
+// the Location header is a path on this site and nothing else: no scheme
+// or host, no control characters (CR and LF would split the header, a tab
+// is dropped by browsers and "/\t/evil" turns into "//evil"), and no
+// backslash that a browser would read as a slash.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/threads"
+	const home = "/threads"
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return home
 	}
-	return next
+	path := u.EscapedPath()
+	if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
+		return home
+	}
+	if q := u.Query().Encode(); q != "" {
+		path += "?" + q
+	}
+	return path
 }

@@ -18,19 +18,28 @@ import (
 // off the command line. Resolving them after parsing, rather than using them
 // as flag defaults, keeps a database URL's password out of -h output.
 var envVars = map[string]string{
-	"addr":  "PARLEY_ADDR",
-	"db":    "PARLEY_DATABASE_URL",
-	"realm": "PARLEY_REALM",
+	"addr":            "PARLEY_ADDR",
+	"db":              "PARLEY_DATABASE_URL",
+	"realm":           "PARLEY_REALM",
+	"db-max-conns":    "PARLEY_DB_MAX_CONNS",
+	"max-conns":       "PARLEY_MAX_CONNS",
+	"read-timeout":    "PARLEY_READ_TIMEOUT",
+	"request-timeout": "PARLEY_REQUEST_TIMEOUT",
 }
 
 // config holds the settings the subcommands share.
 type config struct {
-	db    string
-	realm string
+	db         string
+	realm      string
+	dbMaxConns int
 }
 
 func (c *config) dbFlag(fs *flag.FlagSet) {
 	fs.StringVar(&c.db, "db", "", "a postgres:// `URL` or an SQLite file path (env PARLEY_DATABASE_URL; default "+models.DefaultSQLiteFile+")")
+}
+
+func (c *config) poolFlag(fs *flag.FlagSet) {
+	fs.IntVar(&c.dbMaxConns, "db-max-conns", models.DefaultMaxConns, "`size` of the database connection pool, all kept open when idle (env PARLEY_DB_MAX_CONNS)")
 }
 
 func (c *config) realmFlag(fs *flag.FlagSet) {
@@ -54,6 +63,11 @@ func (c config) open() (*gorm.DB, func(), error) {
 	db, err := models.Open(c.db)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.dbMaxConns > 0 {
+		if err := models.SetPool(db, c.dbMaxConns); err != nil {
+			return nil, nil, err
+		}
 	}
 	sqlDB, err := db.DB()
 	if err != nil {

@@ -20,11 +20,15 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM]")
+	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
+	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
+	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
+	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	var cfg config
 	cfg.dbFlag(fs)
 	cfg.realmFlag(fs)
+	cfg.poolFlag(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -40,7 +44,9 @@ func runServe(args []string) error {
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
 	}
-	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger)})
+	conns := fitConns(*maxConns, cfg.dbMaxConns)
+	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger),
+		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout})
 	if err != nil {
 		return err
 	}
@@ -52,8 +58,8 @@ func runServe(args []string) error {
 		return err
 	}
 	served := make(chan error, 1)
-	go func() { served <- app.Listener(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.dbKind(), "realm", forum.Realm())
+	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
+	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.dbKind(), "realm", forum.Realm(), "max_conns", conns)
 	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
 		return err
 	}

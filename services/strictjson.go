@@ -1,0 +1,45 @@
+package services
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// CheckJSON refuses what encoding/json would quietly accept and change: a
+// member name twice in one object (encoding/json keeps the last, so
+// {"kind":"note","kind":"ask"} would open a thread), and text that is not
+// UTF-8 — invalid bytes or a lone surrogate escape, which encoding/json
+// replaces with U+FFFD. Every request body is checked before it is read;
+// the MCP binding checks whole JSON-RPC messages with it too.
+func CheckJSON(raw []byte) error {
+	_, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue()
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) {
+		return nil
+	}
+	field := PointerField(string(se.JSONPointer))
+	switch {
+	case errors.Is(err, jsontext.ErrDuplicateName):
+		return Refuse(InvalidBody, "%s appears twice in one object; name each field once", field).On(field)
+	case !json.Valid(raw):
+		return nil // malformed JSON: the caller's decoder says so
+	}
+	return Refuse(InvalidBody, "%s is not UTF-8 text (invalid bytes or a lone surrogate escape)", field).On(field)
+}
+
+// PointerField turns a JSON pointer ("/from/extension") into the dotted
+// field name refusals use ("from.extension").
+func PointerField(ptr string) string {
+	if ptr == "" {
+		return ""
+	}
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, p := range parts {
+		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
+	}
+	return strings.Join(parts, ".")
+}
