@@ -2,14 +2,17 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/gofiber/fiber/v2/middleware/requestid"
+	"github.com/valyala/fasthttp"
 
 	"parley/services"
 )
@@ -85,6 +88,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		IdleTimeout:  opts.IdleTimeout,
 		Concurrency:  opts.MaxConns,
 	})
+	s.refuseUnknownMethods(app)
 	app.Use(secureHeaders)
 	app.Use(deadline(opts.RequestTimeout))
 	app.Use(requestid.New())
@@ -113,5 +117,23 @@ func deadline(d time.Duration) fiber.Handler {
 		defer cancel()
 		c.SetUserContext(ctx)
 		return c.Next()
+	}
+}
+
+// refuseUnknownMethods answers a request whose method Fiber does not know
+// with the refusal object. Fiber itself would answer it as plain text,
+// before any middleware or error handler runs.
+func (s *server) refuseUnknownMethods(app *fiber.App) {
+	srv := app.Server()
+	next := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		if !slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
+			body, _ := json.Marshal(services.RefusalBody{Error: noOperation().(*services.Refusal)})
+			fctx.SetStatusCode(fiber.StatusBadRequest)
+			fctx.SetContentType(fiber.MIMEApplicationJSON)
+			fctx.SetBody(body)
+			return
+		}
+		next(fctx)
 	}
 }
