@@ -162,7 +162,13 @@ func TestDatabaseOutage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ready, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		for _, secret := range []string{"user=", "postgres", "database=", proxy.ln.Addr().String(), "127.0.0.1"} {
+			if strings.Contains(string(ready), secret) {
+				t.Fatalf("%s: /readyz tells the database's details: %s", mode, ready)
+			}
+		}
 		if took := time.Since(start); resp.StatusCode != http.StatusServiceUnavailable || took > 2*time.Second {
 			t.Fatalf("%s: /readyz answered %d after %v, want 503 within a second", mode, resp.StatusCode, took)
 		}
