@@ -29,6 +29,8 @@ func (s *server) routes(app *fiber.App) {
 	api.Post("/threads/:thread/confirm", s.auth("confirm"), s.confirmThread)
 	api.Get("/inbox", s.auth("inbox"), s.inbox)
 	api.Get("/events", s.auth("get_events"), s.events)
+	api.Get("/claims", s.auth("list_claims"), s.listClaims)
+	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.
