@@ -118,9 +118,32 @@ func checkSelfAttest(c models.Claim, who Caller, kind Kind) error {
 		ClaimKey(c.ID), c.ClaimantIdentity, kind).On("claim")
 }
 
-// claimStep is the certainty machine of PARLEY.md §10: the status an act
-// moves a claim to, "" when the claim keeps its status, or
-// transition_invalid.
+// claimStep applies the certainty machine to the claim an act names: the
+// status the act moves it to, "" when the claim keeps its status, or
+// transition_invalid saying why.
+func claimStep(c models.Claim, kind Kind, now time.Time) (ClaimStatus, error) {
+	cur := statusAt(c, now)
+	to, ok := nextStatus(cur, c.SupersededByID != nil, kind)
+	switch {
+	case ok:
+		return to, nil
+	case c.SupersededByID != nil:
+		return "", Refuse(TransitionInvalid, "claim %s was superseded by %s: %s the newer claim instead",
+			ClaimKey(c.ID), ClaimKey(*c.SupersededByID), kind).On("claim")
+	case cur == Expired:
+		return "", Refuse(TransitionInvalid, "claim %s expired at %s: it can still be refuted or superseded by a renewed claim, no longer supported or verified",
+			ClaimKey(c.ID), c.ValidUntil.UTC().Format(time.RFC3339)).On("claim")
+	case kind == Verify && cur == Unverified:
+		return "", Refuse(TransitionInvalid, "claim %s is unverified: it needs support (an attest) before a verifier seals it", ClaimKey(c.ID)).On("claim")
+	}
+	return "", Refuse(TransitionInvalid, "%s is not allowed on a claim that is %s; see the dialectic profile's claim_transitions in the manifest",
+		kind, cur).On("claim")
+}
+
+// nextStatus is the certainty machine of PARLEY.md §10: from the status a
+// claim reads with (and whether a newer claim superseded it), the status an
+// act moves it to ("" when it keeps its status), or false when the act is
+// not allowed.
 //
 // Reading: a claim a newer one superseded takes no act at all; the newer
 // claim is the one to act on.
@@ -131,30 +154,24 @@ func checkSelfAttest(c models.Claim, who Caller, kind Kind) error {
 // Reading: an expired claim is no longer attested or verified
 // (transition_invalid): support past a claim's validity supports nothing.
 // It may still be refuted, and superseded by a renewed claim.
-func claimStep(c models.Claim, kind Kind, now time.Time) (ClaimStatus, error) {
-	cur := statusAt(c, now)
+func nextStatus(cur ClaimStatus, superseded bool, kind Kind) (ClaimStatus, bool) {
 	switch {
-	case c.SupersededByID != nil:
-		return "", Refuse(TransitionInvalid, "claim %s was superseded by %s: %s the newer claim instead",
-			ClaimKey(c.ID), ClaimKey(*c.SupersededByID), kind).On("claim")
+	case superseded || cur == Superseded:
+		return "", false
 	case kind == Refute && cur == Refuted:
-		return "", nil
+		return "", true
 	case kind == Refute:
-		return Refuted, nil
+		return Refuted, true
 	case cur == Expired:
-		return "", Refuse(TransitionInvalid, "claim %s expired at %s: it can still be refuted or superseded by a renewed claim, no longer supported or verified",
-			ClaimKey(c.ID), c.ValidUntil.UTC().Format(time.RFC3339)).On("claim")
+		return "", false
 	case kind == Attest && cur == Unverified:
-		return Supported, nil
+		return Supported, true
 	case kind == Attest && (cur == Supported || cur == Verified):
-		return "", nil
+		return "", true
 	case kind == Verify && cur == Supported:
-		return Verified, nil
-	case kind == Verify && cur == Unverified:
-		return "", Refuse(TransitionInvalid, "claim %s is unverified: it needs support (an attest) before a verifier seals it", ClaimKey(c.ID)).On("claim")
+		return Verified, true
 	}
-	return "", Refuse(TransitionInvalid, "%s is not allowed on a claim that is %s; see the dialectic profile's claim_transitions in the manifest",
-		kind, cur).On("claim")
+	return "", false
 }
 
 // checkSupersede: superseding is for the claimant's own identity, a lock
