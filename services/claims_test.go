@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -472,4 +473,56 @@ func TestFailedClaimActLeavesNothingBehind(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestClaimOffers: what the web UI offers on a claim is exactly what Post
+// accepts from that caller, for every status and for the claimant.
+func TestClaimOffers(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")
+		vera := w.agent("vera", services.RightRead, services.RightWrite, services.RightVerify)
+		ada := w.human("ada")
+		callers := map[string]services.Caller{"alice": alice, "bob": bob, "vera": vera, "ada": ada}
+		th := w.must(carol, env{"kind": "ask", "body": "Claims?"}).Thread.ID
+		claim := func(setup ...string) string {
+			id := w.must(alice, env{"kind": "assert", "thread": th, "body": "c"}).Claim.ID
+			for _, kind := range setup {
+				who := bob
+				if kind == "verify" {
+					who = vera
+				}
+				if kind == "supersede" {
+					w.must(alice, env{"kind": "assert", "thread": th, "from": map[string]string{"extension": "n"}, "supersedes": []string{id}, "body": "newer"})
+					continue
+				}
+				w.must(who, env{"kind": kind, "thread": th, "claim": id, "body": kind, "evidence": proof("https://x")})
+			}
+			return id
+		}
+		for _, setup := range [][]string{nil, {"attest"}, {"attest", "verify"}, {"refute"}, {"supersede"}, {"refute", "supersede"}} {
+			id := claim(setup...)
+			for name, who := range callers {
+				offered := w.claim(id).Offers(who)
+				for _, kind := range []services.Kind{services.Attest, services.Refute, services.Verify} {
+					// Try it in a transaction rolled back afterwards: the act
+					// must be accepted exactly when offered.
+					err := w.dryRun(who, env{"kind": string(kind), "thread": th, "claim": id, "body": "try", "evidence": proof("https://y")})
+					if (err == nil) != slices.Contains(offered, kind) {
+						t.Fatalf("claim after %v, %s: offered %v, but %s answers %v", setup, name, offered, kind, err)
+					}
+				}
+			}
+		}
+	})
+}
+
+// dryRun posts and undoes the post, leaving the world as it was: it
+// answers only whether the post is accepted.
+func (w *world) dryRun(who services.Caller, e env) error {
+	w.t.Helper()
+	tx := w.db.Begin()
+	defer tx.Rollback()
+	raw, _ := json.Marshal(e)
+	_, err := services.New(tx, services.Config{}).Post(w.ctx, who, raw)
+	return err
 }
