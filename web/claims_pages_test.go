@@ -115,6 +115,17 @@ func TestClaimPages(t *testing.T) {
 			t.Fatalf("unchanged board polled: %d", resp.StatusCode)
 		}
 		b.page("GET", "/claims/cl_99", nil, 404)
+
+		// The reply form offers assert: a human states a claim in the thread.
+		reply := b.page("GET", "/threads/"+th, nil, 200)
+		if reply.Find(`#reply-kind option[value="assert"]`).Length() != 1 {
+			t.Fatal("the reply form does not offer assert")
+		}
+		b.page("POST", "/threads/"+th+"/messages", url.Values{"kind": {"assert"}, "body": {"Ada claims this."}}, 200, hx...)
+		last := a.ok(200, "GET", "/api/v1/claims?thread="+th+"&limit=1", ada, nil)
+		if last.str("claims", 0, "statement") != "Ada claims this." || last.str("claims", 0, "claimant", "identity") != "human:ada" {
+			t.Fatalf("a claim asserted from the reply form: %s", last.raw)
+		}
 	})
 }
 
