@@ -25,8 +25,9 @@ type step struct {
 	reason services.Reason
 }
 
-// parityScenario reaches every operation and every refusal reason a client
-// can meet (the dialectic profile's are not offered by this server).
+// parityScenario reaches every core operation and every refusal reason a
+// client can meet outside the dialectic profile; dialecticScenario
+// (dialectic_test.go) reaches the profile's operations and reasons.
 func parityScenario() []step {
 	steps := []step{
 		{"", "get_manifest", nil, ""},

@@ -42,8 +42,16 @@ func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
 		s := services.Ref{}.JSONSchema()
 		s.Description = p.Description
 		return s
+	case p.Name == "claim":
+		s := services.ClaimRef{}.JSONSchema()
+		s.Description = p.Description
+		return s
 	case p.Name == "state":
 		s := services.State("").JSONSchema()
+		s.Description = p.Description
+		return s
+	case p.Name == "status":
+		s := services.ClaimStatus("").JSONSchema()
 		s.Description = p.Description
 		return s
 	}

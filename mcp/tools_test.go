@@ -75,8 +75,13 @@ func TestToolsFollowTheOperationTable(t *testing.T) {
 	var post map[string]any
 	json.Unmarshal(tools[2].Tool.RawInputSchema, &post)
 	kinds := post["$defs"].(map[string]any)["Kind"].(map[string]any)["enum"].([]any)
-	if len(kinds) != 9 || post["additionalProperties"] != false {
-		t.Fatalf("post's input schema is not the envelope with the nine acts: %v", post)
+	if len(kinds) != 13 || post["additionalProperties"] != false {
+		t.Fatalf("post's input schema is not the envelope with the nine acts and the four dialectic acts: %v", post)
+	}
+	for _, field := range []string{"claim", "evidence", "supersedes", "valid_until"} {
+		if post["properties"].(map[string]any)[field] == nil {
+			t.Errorf("post's input schema lacks the dialectic field %s", field)
+		}
 	}
 	if msg := services.EnvelopeFieldsMatch(); msg != "" {
 		t.Fatalf("envelope schema and parser disagree: %s", msg)

@@ -2,8 +2,10 @@ package models
 
 import "time"
 
-// Event is one entry of a thread's append-only state log. Only ConfirmedAt
-// is ever updated, when the proposal the event recorded is confirmed.
+// Event is one entry of a thread's append-only log of state changes and
+// claim status changes. Only ConfirmedAt is ever updated, when the proposal
+// the event recorded is confirmed. A "claim" event holds claim statuses in
+// FromState and ToState.
 type Event struct {
 	ID             int64 `gorm:"primaryKey"`
 	Seq            int64 // position in the log, in commit order
@@ -16,6 +18,7 @@ type Event struct {
 	ActorIdentity  string
 	ActorExtension string
 	MessageID      *int64
+	ClaimID        *int64 // the claim whose status a "claim" event records
 	At             time.Time
 	ConfirmedAt    *time.Time
 }

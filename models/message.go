@@ -21,6 +21,7 @@ type Message struct {
 	ToIdentity       string
 	ToExtension      string
 	State            string // the state a mark names, else ""
+	ClaimID          *int64 // the claim a profile act concerns (an assert's own)
 
 	AwaitingIdentity  string
 	AwaitingExtension string

@@ -18,11 +18,14 @@ const (
 	Reopen  Kind = "reopen"
 )
 
-// profileKinds are the dialectic profile's acts. Reading: this server does
-// not offer the profile yet (the manifest lists no profile and no
-// get_claim), so they are refused with invalid_body naming the profile,
-// rather than as unknown words.
-var profileKinds = []Kind{"assert", "attest", "refute", "verify"}
+// The dialectic profile's acts (PARLEY.md §10). They are not core acts:
+// the manifest lists them under the profile.
+const (
+	Assert Kind = "assert"
+	Attest Kind = "attest"
+	Refute Kind = "refute"
+	Verify Kind = "verify"
+)
 
 // ActInfo describes an act for the manifest.
 type ActInfo struct {
@@ -61,9 +64,35 @@ var Acts = []ActInfo{
 // manifest.
 const noSelfAwaiting = "A message never awaits its own author: where a rule would name the author's own (identity, extension), it awaits anyone (\"*\") instead."
 
-func knownKind(k Kind) bool {
-	return slices.ContainsFunc(Acts, func(a ActInfo) bool { return a.Kind == k })
+// ProfileActs is the table of the dialectic profile's acts, in the order
+// of PARLEY.md §10. None carries a mark: they are messages without a mark
+// (§5), accepted unless the state of record is closed or a side state.
+var ProfileActs = []ActInfo{
+	{Assert, "State a claim (body, the statement) with optional `evidence`, `supersedes` (claims it replaces: yours, or as a lock holder or human anyone's) and `valid_until`. It creates claim cl_N, unverified. Without `thread` it opens a new thread whose root it is.",
+		"anyone (\"*\")", "none; new thread → open"},
+	{Attest, "Support a claim (`claim`) with at least one piece of `evidence`: unverified → supported; on supported or verified it adds support. Never your own claim (self_attest).",
+		"unchanged: carries the thread's current awaiting forward", "none"},
+	{Refute, "Refute a claim (`claim`) with at least one piece of `evidence` (a counter-proof): unverified, supported or verified → refuted. You may refute your own claim.",
+		"the claimant (identity and extension of the claim's author)", "none"},
+	{Verify, "Seal a supported claim (`claim`) as verified, with at least one piece of `evidence`. Needs the right verify, or a human; never your own claim (self_attest).",
+		"unchanged: carries the thread's current awaiting forward", "none"},
 }
+
+// knownKind reports whether k is a core act or a profile act.
+func knownKind(k Kind) bool {
+	has := func(a ActInfo) bool { return a.Kind == k }
+	return slices.ContainsFunc(Acts, has) || slices.ContainsFunc(ProfileActs, has)
+}
+
+// profileAct reports whether k is one of the dialectic profile's acts.
+func profileAct(k Kind) bool { return k == Assert || claimAct(k) }
+
+// claimAct reports whether k acts on an existing claim, named in `claim`.
+func claimAct(k Kind) bool { return k == Attest || k == Refute || k == Verify }
+
+// carriesTurn reports whether an act carries the thread's turn forward
+// instead of opening one (PARLEY.md §4 note, §10 attest and verify).
+func carriesTurn(k Kind) bool { return k == Note || k == Attest || k == Verify }
 
 // authorityAct reports whether an act needs authority over the thread and
 // is exempt from self_reply (PARLEY.md §6, §7).

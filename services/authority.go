@@ -48,10 +48,19 @@ func authorize(th models.Thread, who Caller, kind Kind) error {
 	return nil
 }
 
+// checkVerifier: verify needs the right verify, or a human (PARLEY.md §6).
+func checkVerifier(who Caller, kind Kind) error {
+	if kind != Verify || who.Human() || who.Has(RightVerify) {
+		return nil
+	}
+	return Refuse(TokenRightMissing, "verify needs the right verify, or a human; your token lacks it")
+}
+
 // checkSelfReply applies loop protection per (identity, extension)
-// (PARLEY.md §7). Authority acts and humans are exempt.
+// (PARLEY.md §7). Authority acts and humans are exempt, and for attest,
+// refute and verify self_attest (per identity) takes its place (§10).
 func checkSelfReply(parent models.Message, who Caller, env Envelope) error {
-	if authorityAct(env.Kind) || who.Human() {
+	if authorityAct(env.Kind) || claimAct(env.Kind) || who.Human() {
 		return nil
 	}
 	if parent.AuthorIdentity == who.Identity && parent.AuthorExtension == env.Extension {

@@ -35,16 +35,23 @@ func (t turn) notSelf(author turn) turn {
 	return t
 }
 
-// replyAwaiting applies the awaiting column of PARLEY.md §4 to a reply;
-// question is the nearest ask or clarify at or above the parent of an
-// answer (nil for other acts, or when there is none).
+// replyAwaiting applies the awaiting column of PARLEY.md §4 and §10 to a
+// reply; question is the nearest ask or clarify at or above the parent of
+// an answer (nil for other acts, or when there is none), claim the claim
+// an attest, refute or verify acts on.
 //
 // Reading: propose awaits the creator's identity with no extension, since
 // authority belongs to the identity, not to the extension (§6 rule 1).
-func replyAwaiting(th models.Thread, parent models.Message, env Envelope, question *models.Message) turn {
+func replyAwaiting(th models.Thread, parent models.Message, env Envelope, question *models.Message, claim *models.Claim) turn {
 	switch env.Kind {
 	case Ask:
 		return askAwaiting(env)
+	case Assert:
+		return anyone
+	case Refute:
+		return turn{claim.ClaimantIdentity, claim.ClaimantExtension}
+	case Attest, Verify:
+		return turn{th.AwaitingIdentity, th.AwaitingExtension}
 	case Answer:
 		if question == nil {
 			return turn{th.CreatedByIdentity, th.CreatedByExtension}

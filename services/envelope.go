@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -22,6 +24,12 @@ type Envelope struct {
 	Client    string // provenance.client
 	To        *Address
 	State     State // mark only
+
+	// The dialectic profile's fields (PARLEY.md §10).
+	ClaimID    int64      // attest, refute, verify: the claim acted on
+	Evidence   []Evidence // the proofs, in the order sent
+	Supersedes []int64    // assert: the claims it replaces
+	ValidUntil *time.Time // assert: when the claim stops holding
 }
 
 // Address names an identity, optionally one of its extensions.
@@ -39,10 +47,17 @@ var ignoredFields = map[string]bool{"id": true, "author_kind": true, "created_at
 var envelopeFields = map[string]bool{
 	"parley": true, "kind": true, "thread": true, "parent": true, "from": true,
 	"body": true, "provenance": true, "to": true, "state": true,
+	"claim": true, "evidence": true, "supersedes": true, "valid_until": true,
 }
 
-// dialecticFields belong to the dialectic profile's acts only.
-var dialecticFields = map[string]bool{"claim": true, "evidence": true, "supersedes": true, "valid_until": true}
+// dialecticFields belong to the dialectic profile's acts only, each to
+// the acts listed.
+var dialecticFields = map[string][]Kind{
+	"claim":       {Attest, Refute, Verify},
+	"evidence":    {Assert, Attest, Refute, Verify},
+	"supersedes":  {Assert},
+	"valid_until": {Assert},
+}
 
 // ParseEnvelope reads a JSON envelope strictly: an unknown field, a field of
 // the wrong type, a missing kind or a bad body is refused with invalid_body
@@ -77,11 +92,6 @@ func (f *Forum) readKind(obj map[string]json.RawMessage, env *Envelope) error {
 		return Refuse(InvalidBody, "kind must be a string: one of %s", kindList()).On("kind")
 	}
 	env.Kind = Kind(k)
-	for _, p := range profileKinds {
-		if env.Kind == p {
-			return Refuse(InvalidBody, "kind %q belongs to the dialectic profile, which this server does not offer (see profiles in the manifest)", k).On("kind")
-		}
-	}
 	if !knownKind(env.Kind) {
 		return Refuse(InvalidBody, "unknown kind %q: one of %s", k, kindList()).On("kind")
 	}
@@ -92,10 +102,10 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 	switch {
 	case key == "kind" || ignoredFields[key]:
 		return nil
-	case dialecticFields[key]:
-		return Refuse(InvalidBody, "%s belongs to the dialectic profile's acts, not to %s", key, env.Kind).On(key)
+	case dialecticFields[key] != nil && !slices.Contains(dialecticFields[key], env.Kind):
+		return Refuse(InvalidBody, "%s belongs to the dialectic profile's %s, not to %s", key, kindNames(dialecticFields[key], " and "), env.Kind).On(key)
 	case !envelopeFields[key]:
-		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to and state", key).On(key)
+		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to, state, and for the dialectic profile's acts claim, evidence, supersedes and valid_until", key).On(key)
 	}
 	if isNull(raw) {
 		return nullField(key)
@@ -132,7 +142,61 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 			return Refuse(InvalidBody, "state must be one of %s", stateList()).On(key)
 		}
 		env.State = State(s)
+	case "claim":
+		id, ok := refFromJSON(raw, claimPrefix)
+		if !ok {
+			return badClaimRef(key)
+		}
+		env.ClaimID = id
+	case "evidence":
+		return f.readEvidence(raw, env)
+	case "supersedes":
+		return f.readSupersedes(raw, env)
+	case "valid_until":
+		return f.readValidUntil(raw, env)
 	}
+	return nil
+}
+
+// readSupersedes reads the claims an assert replaces: distinct claim
+// references, at most supersedes_max_items.
+func (f *Forum) readSupersedes(raw json.RawMessage, env *Envelope) error {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return Refuse(InvalidBody, `supersedes must be a list of claims, "cl_N" or N`).On("supersedes")
+	}
+	if len(items) > f.limits.SupersedesMaxItems {
+		return Refuse(InvalidBody, "supersedes names %d claims; at most %d (supersedes_max_items)", len(items), f.limits.SupersedesMaxItems).On("supersedes")
+	}
+	for _, item := range items {
+		id, ok := refFromJSON(item, claimPrefix)
+		if !ok {
+			return badClaimRef("supersedes")
+		}
+		if slices.Contains(env.Supersedes, id) {
+			return Refuse(InvalidBody, "supersedes names %s twice", ClaimKey(id)).On("supersedes")
+		}
+		env.Supersedes = append(env.Supersedes, id)
+	}
+	return nil
+}
+
+// readValidUntil reads when an asserted claim stops holding: an RFC 3339
+// time in the future (PARLEY.md §10).
+func (f *Forum) readValidUntil(raw json.RawMessage, env *Envelope) error {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return Refuse(InvalidBody, "valid_until must be an RFC 3339 time string").On("valid_until")
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return Refuse(InvalidBody, "valid_until must be an RFC 3339 time such as 2030-01-31T12:00:00Z").On("valid_until")
+	}
+	t = t.UTC().Truncate(time.Microsecond)
+	if !t.After(f.timestamp()) {
+		return Refuse(InvalidBody, "valid_until must lie in the future when the claim is asserted; it was %s", t.Format(time.RFC3339)).On("valid_until")
+	}
+	env.ValidUntil = &t
 	return nil
 }
 
@@ -245,8 +309,14 @@ func (f *Forum) checkEnvelope(obj map[string]json.RawMessage, env *Envelope) err
 	if env.Kind != Mark && env.State != "" {
 		return Refuse(InvalidBody, "state is allowed only on mark").On("state")
 	}
-	if env.ThreadID == 0 && env.Kind != Ask {
-		return Refuse(InvalidBody, "thread is required for %s; only ask opens a new thread", env.Kind).On("thread")
+	if claimAct(env.Kind) && env.ClaimID == 0 {
+		return Refuse(InvalidBody, "%s needs claim: the claim it acts on, \"cl_N\"", env.Kind).On("claim")
+	}
+	if claimAct(env.Kind) && len(env.Evidence) == 0 {
+		return Refuse(EvidenceRequired, "%s needs evidence: at least one {\"kind\", \"ref\"}; a proof is a pointer, never an opinion", env.Kind).On("evidence")
+	}
+	if env.ThreadID == 0 && env.Kind != Ask && env.Kind != Assert {
+		return Refuse(InvalidBody, "thread is required for %s; only ask and assert open a new thread", env.Kind).On("thread")
 	}
 	if env.ThreadID == 0 && env.ParentID != 0 {
 		return Refuse(InvalidBody, "parent needs thread: a new thread has no parent").On("thread")
@@ -343,11 +413,23 @@ func sortedKeys(obj map[string]json.RawMessage) []string {
 }
 
 func kindList() string {
-	names := make([]string, len(Acts))
-	for i, a := range Acts {
-		names[i] = string(a.Kind)
+	return kindNames(actKinds(Acts), ", ") + ", or a dialectic profile act: " + kindNames(actKinds(ProfileActs), ", ")
+}
+
+func actKinds(acts []ActInfo) []Kind {
+	out := make([]Kind, len(acts))
+	for i, a := range acts {
+		out[i] = a.Kind
 	}
-	return strings.Join(names, ", ")
+	return out
+}
+
+func kindNames(kinds []Kind, sep string) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, sep)
 }
 
 func stateList() string {

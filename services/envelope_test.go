@@ -62,7 +62,6 @@ func TestEnvelopeParsing(t *testing.T) {
 			{"missing kind", `{"thread":"` + th + `","body":"x"}`, "kind", services.InvalidBody},
 			{"unknown kind", `{"kind":"shout","thread":"` + th + `","body":"x"}`, "kind", services.InvalidBody},
 			{"kind not a string", `{"kind":7,"thread":"` + th + `","body":"x"}`, "kind", services.InvalidBody},
-			{"profile kind", `{"kind":"assert","body":"x"}`, "kind", services.InvalidBody},
 			{"missing body", `{"kind":"note","thread":"` + th + `"}`, "body", services.InvalidBody},
 			{"empty body", `{"kind":"note","thread":"` + th + `","body":""}`, "body", services.InvalidBody},
 			{"blank body", `{"kind":"note","thread":"` + th + `","body":" \n\t "}`, "body", services.InvalidBody},

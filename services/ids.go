@@ -12,6 +12,7 @@ const (
 	threadPrefix  = "th_"
 	messagePrefix = "msg_"
 	eventPrefix   = "ev_"
+	claimPrefix   = "cl_"
 )
 
 // ThreadKey formats a thread id as "th_N".
@@ -22,6 +23,9 @@ func MessageKey(id int64) string { return messagePrefix + strconv.FormatInt(id, 
 
 // EventKey formats an event id as "ev_N".
 func EventKey(id int64) string { return eventPrefix + strconv.FormatInt(id, 10) }
+
+// ClaimKey formats a claim id as "cl_N".
+func ClaimKey(id int64) string { return claimPrefix + strconv.FormatInt(id, 10) }
 
 // ParseThreadRef reads "th_N", "N" or a JSON number into a thread id.
 func ParseThreadRef(s string) (int64, bool) { return parseRef(s, threadPrefix) }
@@ -41,6 +45,26 @@ func badThreadRef(field string) *Refusal {
 
 func threadNotFound(id int64) *Refusal {
 	return Refuse(ThreadNotFound, "thread %s does not exist", ThreadKey(id)).On("thread")
+}
+
+// ParseClaimRef reads "cl_N", "N" or a JSON number into a claim id.
+func ParseClaimRef(s string) (int64, bool) { return parseRef(s, claimPrefix) }
+
+// claimRef reads a claim reference sent as text, or refuses it.
+func claimRef(s, field string) (int64, error) {
+	id, ok := ParseClaimRef(s)
+	if !ok {
+		return 0, badClaimRef(field)
+	}
+	return id, nil
+}
+
+func badClaimRef(field string) *Refusal {
+	return Refuse(InvalidBody, `%s must be "cl_N" or a positive number`, field).On(field)
+}
+
+func claimNotFound(id int64, field string) *Refusal {
+	return Refuse(ClaimNotFound, "claim %s does not exist", ClaimKey(id)).On(field)
 }
 
 // ParseMessageRef reads "msg_N", "N" or a JSON number into a message id.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 			t.Errorf("operation %+v incomplete", op)
 		}
 	}
-	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "confirm"} {
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "confirm", "get_claim", "list_claims"} {
 		if _, ok := ops[name]; !ok {
 			t.Errorf("operation %s missing", name)
 		}
@@ -124,4 +125,66 @@ func TestClosedDatabaseIsUnavailable(t *testing.T) {
 			t.Fatal("ping succeeded on a closed database")
 		}
 	})
+}
+
+// TestManifestAdvertisesTheDialecticProfile checks the profile's entry
+// against what the server does: each act is accepted by the parser, each
+// status by list_claims, each evidence kind in an envelope, each limit is
+// the one in force, and each operation is served.
+func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
+	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
+	m := forum.Manifest(context.Background())
+	if len(m.Profiles) != 1 || m.Profiles[0].Name != "dialectic" {
+		t.Fatalf("profiles %+v, want exactly dialectic", m.Profiles)
+	}
+	p := m.Profiles[0]
+	var kinds []string
+	for _, a := range p.Acts {
+		kinds = append(kinds, string(a.Kind))
+		if a.Description == "" || a.Awaiting == "" || a.Mark == "" {
+			t.Errorf("profile act %s lacks description, awaiting or mark", a.Kind)
+		}
+		_, err := forum.ParseEnvelope([]byte(`{"kind":"` + string(a.Kind) + `","body":"x"}`))
+		if r, _ := services.AsRefusal(err); err != nil && r.Field == "kind" {
+			t.Errorf("profile act %s is not accepted: %v", a.Kind, err)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "assert attest refute verify" {
+		t.Errorf("profile acts %s", got)
+	}
+	var statuses []string
+	reader := services.Caller{Identity: "test:reader", Kind: services.KindLLM, Rights: []services.Right{services.RightRead}}
+	for _, s := range p.Statuses {
+		statuses = append(statuses, string(s.Status))
+		if _, err := forum.ListClaims(context.Background(), reader, services.ClaimsQuery{Status: string(s.Status)}); err != nil {
+			t.Errorf("list_claims refuses status %s: %v", s.Status, err)
+		}
+	}
+	if got := strings.Join(statuses, " "); got != "unverified supported verified refuted superseded expired" {
+		t.Errorf("claim statuses %s", got)
+	}
+	if len(p.EvidenceKinds) != 8 || len(p.Transitions) == 0 || len(p.Rules) == 0 || len(p.Fields) != 4 {
+		t.Errorf("evidence kinds %d, transitions %d, rules %d, fields %d", len(p.EvidenceKinds), len(p.Transitions), len(p.Rules), len(p.Fields))
+	}
+	for _, k := range p.EvidenceKinds {
+		raw := `{"kind":"assert","body":"x","evidence":[{"kind":"` + string(k.Kind) + `","ref":"r"}]}`
+		if _, err := forum.ParseEnvelope([]byte(raw)); err != nil || k.Description == "" {
+			t.Errorf("evidence kind %s: %v", k.Kind, err)
+		}
+	}
+	l := services.DefaultLimits()
+	want := map[string]int{"evidence_max_items": l.EvidenceMaxItems, "evidence_ref_max_chars": l.EvidenceRefMaxChars, "supersedes_max_items": l.SupersedesMaxItems}
+	if fmt.Sprint(p.Limits) != fmt.Sprint(want) {
+		t.Errorf("profile limits %v, want %v", p.Limits, want)
+	}
+	for _, name := range p.Operations {
+		if !slices.ContainsFunc(m.Operations, func(op services.Operation) bool { return op.Name == name }) {
+			t.Errorf("profile operation %s is not in operations", name)
+		}
+	}
+	for _, r := range p.Reasons {
+		if !slices.ContainsFunc(m.Reasons, func(i services.ReasonInfo) bool { return i.Reason == r }) {
+			t.Errorf("profile reason %s is not in reasons", r)
+		}
+	}
 }

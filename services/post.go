@@ -11,16 +11,18 @@ import (
 	"parley/models"
 )
 
-// Posted answers post: the stored message and the thread after it.
+// Posted answers post: the stored message and the thread after it, and
+// for a dialectic act the claim after it (PARLEY.md §8.2).
 type Posted struct {
 	Message *Message `json:"message"`
 	Thread  Thread   `json:"thread"`
+	Claim   *Claim   `json:"claim,omitempty"`
 }
 
-// Post carries out one envelope (PARLEY.md §3–§7): it parses it strictly,
-// checks rights, state, authority, loop protection and limits, and stores
-// the message, the thread's new state and awaiting, and the event, in one
-// transaction.
+// Post carries out one envelope (PARLEY.md §3–§7, §10): it parses it
+// strictly, checks rights, state, authority, loop protection, claims and
+// limits, and stores the message, the thread's new state and awaiting, the
+// claims it changes and the events, in one transaction.
 func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error) {
 	if err := need(who, RightWrite); err != nil {
 		return Posted{}, err
@@ -29,15 +31,22 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	if err != nil {
 		return Posted{}, err
 	}
+	if err := checkVerifier(who, env.Kind); err != nil {
+		return Posted{}, err
+	}
 	var out Posted
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
 		}
+		superseded, err := lockSuperseded(tx, env)
+		if err != nil {
+			return err
+		}
 		if env.ThreadID == 0 {
-			out, err = f.openThread(tx, who, env)
+			out, err = f.openThread(tx, who, env, superseded)
 		} else {
-			out, err = f.reply(tx, who, env)
+			out, err = f.reply(tx, who, env, superseded)
 		}
 		return err
 	})
@@ -47,11 +56,15 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	return out, nil
 }
 
-// openThread stores an ask without thread: a new thread whose root it is.
-// Its initial open is no mark: it is confirmed from the start and recorded
-// as the thread's first event.
-func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
+// openThread stores an ask or assert without thread: a new thread whose
+// root it is. Its initial open is no mark: it is confirmed from the start
+// and recorded as the thread's first event.
+func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
 	now := f.timestamp()
+	work, err := planClaims(who, env, nil, superseded, now)
+	if err != nil {
+		return Posted{}, err
+	}
 	th := models.Thread{
 		Title: titleOf(env.Body), State: string(Open), StateOrigin: who.Origin(),
 		StateConfirmedAt: &now, StateLabel: who.EventLabel(),
@@ -75,6 +88,9 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope) (Posted, error
 	if err := tx.Create(&ev).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert event: %w", err)
 	}
+	if seq, err = f.recordClaims(tx, th, who, env, &msg, work, now, seq); err != nil {
+		return Posted{}, err
+	}
 	th.RootMessageID, th.StateEventID = msg.ID, ev.ID
 	settleRecord(&th, who.EventLabel())
 	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, seq, seq
@@ -82,16 +98,28 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope) (Posted, error
 	if err := tx.Save(&th).Error; err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
-	return Posted{Message: messageShape(msg), Thread: threadShape(th)}, nil
+	return posted(tx, msg, th, now)
 }
 
 // reply stores an envelope inside an existing thread.
-func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
+func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
 	th, err := lockThread(tx, env.ThreadID)
 	if err != nil {
 		return Posted{}, err
 	}
-	parent, err := findParent(tx, th, env.ParentID)
+	var target *models.Claim
+	parentID := env.ParentID
+	if claimAct(env.Kind) {
+		c, err := findClaim(tx, th, env.ClaimID)
+		if err != nil {
+			return Posted{}, err
+		}
+		target = &c
+		if parentID == 0 {
+			parentID = c.MessageID // PARLEY.md §10: parent defaults to the claim's message
+		}
+	}
+	parent, err := findParent(tx, th, parentID)
 	if err != nil {
 		return Posted{}, err
 	}
@@ -111,15 +139,19 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
 	if err != nil {
 		return Posted{}, err
 	}
+	now := f.timestamp()
+	work, err := planClaims(who, env, target, superseded, now)
+	if err != nil {
+		return Posted{}, err
+	}
 	if err := checkSelfReply(parent, who, env); err != nil {
 		return Posted{}, err
 	}
 	if err := f.checkLimits(th, parent); err != nil {
 		return Posted{}, err
 	}
-	now := f.timestamp()
 	msg := newMessage(th, &parent, who, env, now)
-	awaiting := replyAwaiting(th, parent, env, question).notSelf(turn{who.Identity, env.Extension})
+	awaiting := replyAwaiting(th, parent, env, question, target).notSelf(turn{who.Identity, env.Extension})
 	setAwaiting(&msg, awaiting)
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
@@ -131,30 +163,49 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope) (Posted, error) {
 	if err := f.applyChange(tx, &th, who, env.Extension, chg, msg.ID, now, seq); err != nil {
 		return Posted{}, err
 	}
+	if seq, err = f.recordClaims(tx, th, who, env, &msg, work, now, seq); err != nil {
+		return Posted{}, err
+	}
 	moveTurn(&th, msg, awaiting, seq)
 	th.MessageCount++
 	th.UpdatedAt, th.ActivitySeq = now, seq
 	if err := tx.Save(&th).Error; err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
-	return Posted{Message: messageShape(msg), Thread: threadShape(th)}, nil
+	return posted(tx, msg, th, now)
+}
+
+// posted shapes post's answer; a profile act's includes its claim as the
+// act left it.
+func posted(tx *gorm.DB, msg models.Message, th models.Thread, now time.Time) (Posted, error) {
+	out := Posted{Message: messageShape(msg), Thread: threadShape(th)}
+	if msg.ClaimID != nil {
+		c, err := claimShape(tx, *msg.ClaimID, now)
+		if err != nil {
+			return Posted{}, fmt.Errorf("read claim: %w", err)
+		}
+		out.Claim = &c
+	}
+	return out, nil
 }
 
 // moveTurn makes the new message's awaiting the thread's (PARLEY.md §4:
-// the thread's awaiting is that of its last message). Every act but note
-// opens a new turn at this message.
+// the thread's awaiting is that of its last message). Every act but note,
+// attest and verify opens a new turn at this message.
 //
-// Reading: a note carries the current turn forward and opens none, so the
-// turn's message stays the one to reply to. When the note cannot carry it
-// (it would await its own author, who is then awaited no longer), the turn
-// is re-addressed to anyone and counts as new in inboxes.
+// Reading: a note (and an attest or verify, whose awaiting is "unchanged"
+// as a note's) carries the current turn forward and opens none, so the
+// turn's message stays the one to reply to. When it cannot carry it (it
+// would await its own author, who is then awaited no longer), the turn is
+// re-addressed to anyone and counts as new in inboxes.
 func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
-	if msg.Kind == string(Note) && awaiting == (turn{th.AwaitingIdentity, th.AwaitingExtension}) {
+	carries := carriesTurn(Kind(msg.Kind))
+	if carries && awaiting == (turn{th.AwaitingIdentity, th.AwaitingExtension}) {
 		return
 	}
 	th.AwaitingIdentity, th.AwaitingExtension = awaiting.identity, awaiting.extension
 	th.TurnSeq = seq
-	if msg.Kind != string(Note) {
+	if !carries {
 		th.TurnMessageID = msg.ID
 	}
 }
@@ -193,6 +244,9 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	}
 	if env.To != nil {
 		m.ToIdentity, m.ToExtension = env.To.Identity, env.To.Extension
+	}
+	if env.ClaimID != 0 {
+		m.ClaimID = &env.ClaimID
 	}
 	return m
 }

@@ -28,17 +28,21 @@ func (r replayed) matches(th services.Thread) error {
 // becomes the state of record; a model's proposal is allowed by the table
 // from the current state and never lands behind the record (but for a
 // reopen of a closed record); a confirm confirms the pending proposal; a
-// withdraw returns to the record.
+// withdraw returns to the record. Claim events change a claim, not the
+// thread: they are skipped.
 func replay(events []services.Event) (replayed, error) {
 	var r replayed
 	for i, e := range events {
-		from := services.State("")
+		if e.Type == "claim" {
+			continue
+		}
+		from, to := services.State(""), services.State(e.ToState)
 		if e.FromState != nil {
-			from = *e.FromState
+			from = services.State(*e.FromState)
 		}
 		switch {
 		case i == 0:
-			if e.Type != "state" || from != "" || e.ToState != "open" || e.ConfirmedAt == nil {
+			if e.Type != "state" || from != "" || to != "open" || e.ConfirmedAt == nil {
 				return r, fmt.Errorf("first event %+v is not the initial, confirmed open", e)
 			}
 			r = replayed{state: "open", record: "open"}
@@ -48,23 +52,23 @@ func replay(events []services.Event) (replayed, error) {
 		}
 		switch e.Type {
 		case "confirm":
-			if !r.pending || e.ToState != r.state {
-				return r, fmt.Errorf("event %d confirms %s while the thread is %s (pending %v)", i, e.ToState, r.state, r.pending)
+			if !r.pending || to != r.state {
+				return r, fmt.Errorf("event %d confirms %s while the thread is %s (pending %v)", i, to, r.state, r.pending)
 			}
 			r.record, r.pending = r.state, false
 		case "withdraw":
-			if !r.pending || e.ToState != r.record {
-				return r, fmt.Errorf("event %d withdraws to %s, record %s (pending %v)", i, e.ToState, r.record, r.pending)
+			if !r.pending || to != r.record {
+				return r, fmt.Errorf("event %d withdraws to %s, record %s (pending %v)", i, to, r.record, r.pending)
 			}
 			r.state, r.pending = r.record, false
 		case "state":
 			settled := e.ConfirmedAt != nil && e.ConfirmedAt.Equal(e.At)
-			if !settled && !modelMayPropose(r, e.ToState) {
-				return r, fmt.Errorf("event %d: a model's proposal %s → %s on record %s is not allowed", i, from, e.ToState, r.record)
+			if !settled && !modelMayPropose(r, to) {
+				return r, fmt.Errorf("event %d: a model's proposal %s → %s on record %s is not allowed", i, from, to, r.record)
 			}
-			r.state, r.pending = e.ToState, !settled
+			r.state, r.pending = to, !settled
 			if settled {
-				r.record = e.ToState
+				r.record = to
 			}
 		default:
 			return r, fmt.Errorf("event %d has unknown type %q", i, e.Type)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/invopop/jsonschema"
 )
@@ -23,6 +24,11 @@ type EnvelopeInput struct {
 	Provenance *Provenance `json:"provenance,omitempty" jsonschema_description:"Which model and client wrote this; each at most provenance_field_max_chars."`
 	To         *Address    `json:"to,omitempty" jsonschema_description:"ask only: the addressee, an identity and optionally one of its extensions."`
 	State      State       `json:"state,omitempty" jsonschema_description:"mark only, required there: the state to mark."`
+
+	Claim      *ClaimRef  `json:"claim,omitempty" jsonschema_description:"attest, refute and verify only, required there: the claim acted on, cl_N or N."`
+	Evidence   []Evidence `json:"evidence,omitempty" jsonschema_description:"Dialectic acts only: the proofs, each a pointer {kind, ref, note?}; at least one for attest, refute and verify; at most evidence_max_items."`
+	Supersedes []ClaimRef `json:"supersedes,omitempty" jsonschema_description:"assert only: the claims this one replaces (yours, or any as a lock holder or human); at most supersedes_max_items."`
+	ValidUntil *time.Time `json:"valid_until,omitempty" jsonschema_description:"assert only: RFC 3339 time in the future; past it the claim reads as expired."`
 }
 
 // FromInput is what a client may say about itself: its extension.
@@ -41,6 +47,12 @@ type Ref struct{}
 // MessageRef is a message reference: "msg_N" or the plain number N.
 type MessageRef struct{}
 
+// ClaimRef is a claim reference: "cl_N" or the plain number N.
+type ClaimRef struct{}
+
+// JSONSchema describes a claim reference.
+func (ClaimRef) JSONSchema() *jsonschema.Schema { return refSchema("cl_") }
+
 // JSONSchema describes a thread reference.
 func (Ref) JSONSchema() *jsonschema.Schema { return refSchema("th_") }
 
@@ -54,9 +66,9 @@ func refSchema(prefix string) *jsonschema.Schema {
 	}}
 }
 
-// JSONSchema lists the nine acts.
+// JSONSchema lists the nine acts and the dialectic profile's acts.
 func (Kind) JSONSchema() *jsonschema.Schema {
-	return enum(Acts, func(a ActInfo) string { return string(a.Kind) })
+	return enum(slices.Concat(Acts, ProfileActs), func(a ActInfo) string { return string(a.Kind) })
 }
 
 // JSONSchema lists the seven states.
@@ -101,6 +113,20 @@ func (f *Forum) EnvelopeSchema() *jsonschema.Schema {
 	s := Schema(&EnvelopeInput{})
 	if body, ok := s.Properties.Get("body"); ok {
 		body.MaxLength = ptr(uint64(f.limits.BodyMaxChars))
+	}
+	if ev, ok := s.Properties.Get("evidence"); ok {
+		ev.MaxItems = ptr(uint64(f.limits.EvidenceMaxItems))
+	}
+	if sup, ok := s.Properties.Get("supersedes"); ok {
+		sup.MaxItems = ptr(uint64(f.limits.SupersedesMaxItems))
+	}
+	if proof, ok := s.Definitions["Evidence"]; ok {
+		if ref, ok := proof.Properties.Get("ref"); ok {
+			ref.MaxLength = ptr(uint64(f.limits.EvidenceRefMaxChars))
+		}
+		if note, ok := proof.Properties.Get("note"); ok {
+			note.MaxLength = ptr(uint64(f.limits.BodyMaxChars))
+		}
 	}
 	s.Description = "A Parley envelope: one speech act. Unknown fields are refused with invalid_body."
 	return s

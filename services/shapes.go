@@ -4,6 +4,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/invopop/jsonschema"
+
 	"parley/models"
 )
 
@@ -72,22 +74,44 @@ type Message struct {
 	State      State       `json:"state,omitempty"`
 	Awaiting   *Awaiting   `json:"awaiting" jsonschema:"nullable"`
 	CreatedAt  time.Time   `json:"created_at"`
+	Claim      *string     `json:"claim,omitempty" jsonschema_description:"A dialectic act's claim: the one an assert made, or the one an attest, refute or verify acted on."`
 	Replies    []*Message  `json:"replies,omitzero"`
 }
 
-// Event is one entry of the state log.
+// Event is one entry of the log: a thread's state change, confirmation or
+// withdrawal, or a claim's status change.
+//
+// Reading: §8.1's Event names no claim; a claim event carries `claim`, the
+// claim whose status changed, since its message does not always say which
+// (an assert supersedes claims other than its own).
 type Event struct {
-	ID          string     `json:"id"`
-	Thread      string     `json:"thread"`
-	Type        string     `json:"type"`
-	FromState   *State     `json:"from_state" jsonschema:"nullable"`
-	ToState     State      `json:"to_state"`
-	Origin      string     `json:"origin"`
-	Label       string     `json:"label"`
-	Actor       Author     `json:"actor"`
-	Message     *string    `json:"message" jsonschema:"nullable"`
-	At          time.Time  `json:"at"`
-	ConfirmedAt *time.Time `json:"confirmed_at" jsonschema:"nullable"`
+	ID          string      `json:"id"`
+	Thread      string      `json:"thread"`
+	Type        string      `json:"type" jsonschema:"enum=state,enum=confirm,enum=withdraw,enum=claim"`
+	FromState   *EventState `json:"from_state" jsonschema:"nullable"`
+	ToState     EventState  `json:"to_state"`
+	Origin      string      `json:"origin"`
+	Label       string      `json:"label"`
+	Actor       Author      `json:"actor"`
+	Message     *string     `json:"message" jsonschema:"nullable"`
+	At          time.Time   `json:"at"`
+	ConfirmedAt *time.Time  `json:"confirmed_at" jsonschema:"nullable"`
+	Claim       *string     `json:"claim,omitempty" jsonschema_description:"For a claim event: the claim whose status changed."`
+}
+
+// EventState is what an event's from_state and to_state hold: a thread
+// state, or for a claim event a claim status as stored (never expired).
+type EventState string
+
+// JSONSchema lists the seven states and the stored claim statuses.
+func (EventState) JSONSchema() *jsonschema.Schema {
+	s := State("").JSONSchema()
+	for _, c := range ClaimStatuses {
+		if c.Status != Expired {
+			s.Enum = append(s.Enum, string(c.Status))
+		}
+	}
+	return s
 }
 
 // titleChars is how much of the root message a thread's title keeps.
@@ -166,6 +190,9 @@ func messageShape(m models.Message) *Message {
 	if m.ToIdentity != "" {
 		out.To = &Address{Identity: m.ToIdentity, Extension: m.ToExtension}
 	}
+	if m.ClaimID != nil {
+		out.Claim = optional(ClaimKey(*m.ClaimID))
+	}
 	return out
 }
 
@@ -174,7 +201,7 @@ func eventShape(e models.Event) Event {
 		ID:          EventKey(e.ID),
 		Thread:      ThreadKey(e.ThreadID),
 		Type:        e.Type,
-		ToState:     State(e.ToState),
+		ToState:     EventState(e.ToState),
 		Origin:      e.Origin,
 		Label:       e.Label,
 		Actor:       Author{Identity: e.ActorIdentity, Extension: optional(e.ActorExtension)},
@@ -182,11 +209,14 @@ func eventShape(e models.Event) Event {
 		ConfirmedAt: utc(e.ConfirmedAt),
 	}
 	if e.FromState != "" {
-		from := State(e.FromState)
+		from := EventState(e.FromState)
 		out.FromState = &from
 	}
 	if e.MessageID != nil {
 		out.Message = optional(MessageKey(*e.MessageID))
+	}
+	if e.ClaimID != nil {
+		out.Claim = optional(ClaimKey(*e.ClaimID))
 	}
 	return out
 }

@@ -135,11 +135,13 @@ func (f *Forum) pageSize(s string) (int, error) {
 	return f.limits.page(n)
 }
 
-// ThreadPageView is what the web UI shows of a thread: its tree and its
-// events, with a version that changes whenever anything in it changes.
+// ThreadPageView is what the web UI shows of a thread: its tree, its
+// events and its claims, with a version that changes whenever anything in
+// it changes.
 type ThreadPageView struct {
 	ThreadView
 	Events    []Event
+	Claims    map[string]Claim // by id
 	Version   string
 	Unchanged bool // since named the current version: nothing else was read
 }
@@ -174,5 +176,9 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	if err != nil {
 		return ThreadPageView{}, err
 	}
-	return ThreadPageView{ThreadView: view, Events: events.Events, Version: version}, nil
+	claims, err := f.claimsOfThread(ctx, thread)
+	if err != nil {
+		return ThreadPageView{}, err
+	}
+	return ThreadPageView{ThreadView: view, Events: events.Events, Claims: claims, Version: version}, nil
 }

@@ -63,6 +63,13 @@ func TestOpenAPIFieldsMatchResponses(t *testing.T) {
 	a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "a", "from": map[string]any{"extension": "w"}})
 	a.post(mod, map[string]any{"kind": "mark", "thread": th, "state": "answered", "body": "confirming"})
 	a.post(alice, map[string]any{"kind": "mark", "thread": th, "state": "closed", "body": "closing"})
+	vera := a.token("vera", services.RightRead, services.RightWrite, services.RightVerify)
+	claim := a.post(alice, map[string]any{"kind": "assert", "body": "claim", "valid_until": "2999-01-01T00:00:00Z",
+		"evidence": []map[string]any{{"kind": "url", "ref": "https://x", "note": "n"}}})
+	cth, cl := claim.str("thread", "id"), claim.str("claim", "id")
+	a.post(bob, map[string]any{"kind": "attest", "thread": cth, "claim": cl, "body": "yes", "evidence": []map[string]any{{"kind": "hash", "ref": "h"}}})
+	a.post(mod, map[string]any{"kind": "refute", "thread": cth, "claim": cl, "body": "no", "evidence": []map[string]any{{"kind": "log", "ref": "l"}}})
+	a.post(alice, map[string]any{"kind": "assert", "thread": cth, "from": map[string]any{"extension": "w"}, "supersedes": []string{cl}, "body": "newer"})
 
 	calls := []struct {
 		op, method, path, token string
@@ -77,12 +84,21 @@ func TestOpenAPIFieldsMatchResponses(t *testing.T) {
 		{"get_events", "GET", "/api/v1/events", bob, nil},
 		{"confirm", "POST", "/api/v1/threads/" + th + "/confirm", mod, map[string]any{"state": "closed"}},
 		{"post", "POST", "/api/v1/messages", bob, map[string]any{"kind": "note", "thread": th, "body": "locked now"}},
+		{"get_claim", "GET", "/api/v1/claims/" + cl, bob, nil},
+		{"list_claims", "GET", "/api/v1/claims?limit=1", bob, nil},
+		{"post", "POST", "/api/v1/messages", bob, map[string]any{"kind": "attest", "thread": cth, "claim": "cl_2", "body": "yes", "evidence": []map[string]any{{"kind": "url", "ref": "https://y"}}}},
+		{"post", "POST", "/api/v1/messages", vera, map[string]any{"kind": "verify", "thread": cth, "claim": "cl_2", "body": "sealed", "evidence": []map[string]any{{"kind": "url", "ref": "https://z"}}}},
+		{"get_events", "GET", "/api/v1/events?thread=" + cth, bob, nil},
+		{"get_claim", "GET", "/api/v1/claims/cl_9", bob, nil},
 	}
 	for _, c := range calls {
 		r := a.do(c.method, c.path, c.token, c.body)
 		path := strings.Split(c.path, "?")[0]
 		if strings.HasPrefix(path, "/api/v1/threads/") {
 			path = strings.Replace(path, th, "{thread}", 1)
+		}
+		if strings.HasPrefix(path, "/api/v1/claims/") {
+			path = "/api/v1/claims/{claim}"
 		}
 		responses := dig(doc, "paths", path, strings.ToLower(c.method), "responses").(map[string]any)
 		status := fmt.Sprint(r.status)

@@ -1,20 +1,31 @@
 package web
 
 import (
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
 	"parley/views/components"
 	"parley/views/pages"
 )
 
-// threadShow shows a thread: its tree, events, state and the reply form.
+// threadShow shows a thread: its tree with its claims, events, state and
+// the form beside it.
 func (s *server) threadShow(c *fiber.Ctx) error {
 	v, err := s.forum.ThreadPage(c.UserContext(), caller(c), c.Params("thread"), "")
 	if err != nil {
 		return err
 	}
 	p := page(c, v.Thread.Title, "threads")
-	return render(c, fiber.StatusOK, pages.Thread(p, v, replyForm(c, v.Thread.ID)))
+	return render(c, fiber.StatusOK, pages.Thread(p, v, asideForm(c, v.Thread.ID), caller(c)))
+}
+
+// asideForm is the form beside a thread: the reply form, or with ?claim=
+// the form to act on that claim (where the claims page's links lead).
+func asideForm(c *fiber.Ctx, thread string) templ.Component {
+	if c.Query("claim") != "" {
+		return components.ClaimFormView(claimForm(c, thread))
+	}
+	return components.ReplyFormView(replyForm(c, thread))
 }
 
 // threadLive answers the live region's polling: 204 while the thread is
@@ -27,7 +38,7 @@ func (s *server) threadLive(c *fiber.Ctx) error {
 	if v.Unchanged {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	return render(c, fiber.StatusOK, pages.ThreadLive(v, csrfToken(c)))
+	return render(c, fiber.StatusOK, pages.ThreadLive(v, csrfToken(c), caller(c)))
 }
 
 // threadReplyForm answers a Reply button: the form, aimed at that message.

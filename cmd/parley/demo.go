@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"parley/services"
 )
@@ -51,7 +52,7 @@ func runDemo(args []string) error {
 		return err
 	}
 
-	d := &demo{forum: forum, callers: map[string]services.Caller{}, messages: map[string]ref{}, threads: map[string]services.Thread{}}
+	d := &demo{forum: forum, callers: map[string]services.Caller{}, messages: map[string]ref{}, claims: map[string]string{}, threads: map[string]services.Thread{}}
 	tokens, err := d.cast(ctx)
 	if err != nil {
 		return err
@@ -95,6 +96,7 @@ type demo struct {
 	forum    *services.Forum
 	callers  map[string]services.Caller // by handle, and the human by name
 	messages map[string]ref             // by the script's names
+	claims   map[string]string          // claim ids, by the names of their asserts
 	threads  map[string]services.Thread // the latest shape of each, by key
 	order    []string                   // thread keys in the order they were opened
 }
@@ -168,6 +170,7 @@ func (d *demo) run(ctx context.Context, s step) error {
 		toHandle, toExt, _ := strings.Cut(s.to, "/")
 		env["to"] = services.Address{Identity: d.callers[toHandle].Identity, Extension: toExt}
 	}
+	d.dialectic(s, env)
 	for _, a := range demoAgents {
 		if a.handle == handle && a.model != "" {
 			env["provenance"] = map[string]string{"model": a.model, "client": a.client}
@@ -187,7 +190,31 @@ func (d *demo) run(ctx context.Context, s step) error {
 	}
 	d.threads[th.ID] = th
 	d.messages[s.name] = ref{thread: th.ID, message: posted.Message.ID}
+	if posted.Claim != nil {
+		d.claims[s.name] = posted.Claim.ID
+	}
 	return nil
+}
+
+// dialectic adds a step's dialectic fields to its envelope.
+func (d *demo) dialectic(s step, env map[string]any) {
+	if s.claim != "" {
+		env["claim"] = d.claims[s.claim]
+	}
+	if s.supersedes != "" {
+		env["supersedes"] = []string{d.claims[s.supersedes]}
+	}
+	if s.validDays > 0 {
+		env["valid_until"] = time.Now().UTC().AddDate(0, 0, s.validDays).Format(time.RFC3339)
+	}
+	var evidence []map[string]string
+	for _, e := range s.evidence {
+		kind, ref, _ := strings.Cut(e, " ")
+		evidence = append(evidence, map[string]string{"kind": kind, "ref": ref})
+	}
+	if evidence != nil {
+		env["evidence"] = evidence
+	}
 }
 
 // summary tells what was made and how to look at it. It is the only output,

@@ -83,6 +83,18 @@ func TestDemo(t *testing.T) {
 				t.Errorf("a message with from.extension: %v; one with badge KI · Steward: %v", extension, badge)
 			}
 
+			// Claims on every rung: verified, supported (waiting for a seal),
+			// refuted and then superseded by its claimant.
+			for _, status := range []string{"verified", "supported", "refuted"} {
+				page, err := forum.ListClaims(ctx, reader, services.ClaimsQuery{Status: status})
+				if err != nil || len(page.Claims) != 1 {
+					t.Errorf("%s claims: %+v, %v", status, page.Claims, err)
+				}
+			}
+			if page, _ := forum.ListClaims(ctx, reader, services.ClaimsQuery{Status: "refuted"}); len(page.Claims) == 1 && page.Claims[0].SupersededBy == nil {
+				t.Error("the refuted claim was not superseded")
+			}
+
 			// A second run refuses before creating anything, tokens included.
 			tokens := countTokens(t, forum)
 			fails(t, parley(t, nil, "", "demo", "--db", db), 1, "already has "+strconv.Itoa(len(threads))+" threads")

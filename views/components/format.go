@@ -4,6 +4,7 @@
 package components
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -46,18 +47,20 @@ func Short(key string) string {
 // States are the seven states, in the manifest's order.
 var States = []services.State{"open", "answered", "decided", "closed", "deferred", "obsolete", "rejected"}
 
-// Kinds are the nine acts, in the manifest's order.
+// Kinds are the acts the reply form offers: the nine, in the manifest's
+// order, and assert. The other dialectic acts name a claim and carry
+// evidence: a claim's own form posts them.
 var Kinds = func() []services.Kind {
-	out := make([]services.Kind, len(services.Acts))
-	for i, a := range services.Acts {
-		out[i] = a.Kind
+	out := make([]services.Kind, 0, len(services.Acts)+1)
+	for _, a := range services.Acts {
+		out = append(out, a.Kind)
 	}
-	return out
+	return append(out, services.Assert)
 }()
 
 // KindHelp is an act's one-line description.
 func KindHelp(k services.Kind) string {
-	for _, a := range services.Acts {
+	for _, a := range slices.Concat(services.Acts, services.ProfileActs) {
 		if a.Kind == k {
 			return a.Description
 		}
