@@ -98,7 +98,7 @@ func TestDialecticThroughBothBindings(t *testing.T) {
 			label := fmt.Sprintf("step %d %s by %s", i, s.op, s.who)
 			httpFailed, httpBody := overHTTP.viaHTTP(t, s.step)
 			mcpFailed, mcpBody := overMCP.viaMCP(t, s.step)
-			if httpFailed != mcpFailed || !jsonEqual(httpBody, mcpBody) {
+			if httpFailed != mcpFailed || !sameAnswer(httpBody, mcpBody) {
 				t.Fatalf("%s: HTTP and MCP differ\nHTTP %s\nMCP  %s", label, mustJSON(httpBody), mustJSON(mcpBody))
 			}
 			if reasonOf(httpBody) != string(s.reason) {

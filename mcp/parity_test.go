@@ -104,7 +104,7 @@ func TestParityHTTPAndMCP(t *testing.T) {
 			if reasonOf(httpBody) != string(s.reason) {
 				t.Fatalf("step %d %s: reason %q, want %q: %v", i, label, reasonOf(httpBody), s.reason, httpBody)
 			}
-			if !jsonEqual(httpBody, mcpBody) {
+			if !sameAnswer(httpBody, mcpBody) {
 				h, _ := json.Marshal(httpBody)
 				m, _ := json.Marshal(mcpBody)
 				t.Fatalf("step %d %s: bodies differ\nHTTP %s\nMCP  %s", i, label, h, m)

@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"gorm.io/gorm"
@@ -15,7 +16,7 @@ import (
 func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Helper()
 	fail := func(tx *gorm.DB) {
-		if tx.Statement.Table == table {
+		if tx.Statement.Table == table || table == "log position" && strings.Contains(tx.Statement.SQL.String(), "parley.pos") {
 			tx.AddError(errors.New("injected fault"))
 		}
 	}
@@ -25,6 +26,17 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		err = db.Callback().Create().Before("gorm:create").Register("test:fail", fail)
 	case "update":
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
+	case "take":
+		// The next log position: the counter row on SQLite, a query of
+		// the transaction's id on PostgreSQL.
+		table = "log_sequence"
+		if models.Dialect(db) == "postgres" {
+			table = "log position"
+		}
+		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
+		if err == nil {
+			err = db.Callback().Row().After("gorm:row").Register("test:fail", fail)
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -32,13 +44,14 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Cleanup(func() {
 		db.Callback().Create().Remove("test:fail")
 		db.Callback().Update().Remove("test:fail")
+		db.Callback().Row().Remove("test:fail")
 	})
 }
 
 // TestFailedActionLeavesNothingBehind injects a fault at each step of a post
 // and checks that nothing of it was stored.
 func TestFailedActionLeavesNothingBehind(t *testing.T) {
-	steps := []struct{ op, table string }{{"create", "messages"}, {"create", "events"}, {"update", "threads"}, {"update", "log_sequence"}}
+	steps := []struct{ op, table string }{{"create", "messages"}, {"create", "events"}, {"update", "threads"}, {"take", "log position"}}
 	for _, step := range steps {
 		t.Run(step.op+" "+step.table, func(t *testing.T) {
 			eachWorld(t, func(t *testing.T, w *world) {
@@ -59,6 +72,7 @@ func TestFailedActionLeavesNothingBehind(t *testing.T) {
 				}
 				w.db.Callback().Create().Remove("test:fail")
 				w.db.Callback().Update().Remove("test:fail")
+				w.db.Callback().Row().Remove("test:fail")
 
 				m2, e2 := w.counts()
 				var t2 int64

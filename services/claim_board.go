@@ -157,9 +157,9 @@ func refutations(db *gorm.DB, refutes []models.Message, now time.Time) ([]Refuta
 // boardVersion is the log position of the last write and the minute:
 // every claim act takes a log position, and expiry moves with time.
 func boardVersion(db *gorm.DB, now time.Time) (string, error) {
-	var seq models.LogSequence
-	if err := db.First(&seq, 1).Error; err != nil {
+	pos, err := lastPosition(db)
+	if err != nil {
 		return "", err
 	}
-	return strconv.FormatInt(seq.Value, 10) + "." + now.Format("200601021504"), nil
+	return strconv.FormatInt(pos, 10) + "." + now.Format("200601021504"), nil
 }

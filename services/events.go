@@ -22,8 +22,8 @@ type EventPage struct {
 }
 
 // Events lists state events in order of occurrence, of one thread or of
-// all. Positions are handed out in commit order (see nextSeq), so polling
-// with since never misses an event.
+// all. Only settled positions are returned (see settle), so polling with
+// since never misses an event.
 func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return EventPage{}, err
@@ -36,25 +36,39 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	if err != nil {
 		return EventPage{}, err
 	}
-	db := f.db.WithContext(ctx).Where("seq > ?", since)
+	var thread int64
 	if q.Thread != "" {
-		id, err := threadRef(q.Thread)
-		if err != nil {
+		if thread, err = threadRef(q.Thread); err != nil {
 			return EventPage{}, err
 		}
 		var n int64
-		if err := f.db.WithContext(ctx).Model(&models.Thread{}).Where("id = ?", id).Count(&n).Error; err != nil {
+		if err := f.db.WithContext(ctx).Model(&models.Thread{}).Where("id = ?", thread).Count(&n).Error; err != nil {
 			return EventPage{}, fmt.Errorf("events: %w", err)
 		}
 		if n == 0 {
-			return EventPage{}, threadNotFound(id)
+			return EventPage{}, threadNotFound(thread)
 		}
-		db = db.Where("thread_id = ?", id)
 	}
 	var rows []models.Event
-	if err := db.Order("seq").Limit(limit).Find(&rows).Error; err != nil {
-		return EventPage{}, fmt.Errorf("events: %w", err)
+	keep, err := f.settle(ctx, func() ([]int64, error) {
+		db := f.db.WithContext(ctx).Where("seq > ?", since)
+		if thread != 0 {
+			db = db.Where("thread_id = ?", thread)
+		}
+		rows = nil
+		if err := db.Order("seq").Limit(limit).Find(&rows).Error; err != nil {
+			return nil, fmt.Errorf("events: %w", err)
+		}
+		pos := make([]int64, len(rows))
+		for i, e := range rows {
+			pos[i] = e.Seq
+		}
+		return pos, nil
+	})
+	if err != nil {
+		return EventPage{}, err
 	}
+	rows = rows[:keep]
 	out := EventPage{Events: make([]Event, len(rows)), Cursor: encodeCursor(since)}
 	for i, e := range rows {
 		out.Events[i] = eventShape(e)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"parley/models"
 )
@@ -73,14 +73,40 @@ func (f *Forum) Ping(ctx context.Context) error {
 // precision PostgreSQL keeps).
 func (f *Forum) timestamp() time.Time { return f.now().UTC().Truncate(time.Microsecond) }
 
-// nextSeq takes the next position in the log. It is a locked counter row,
-// not a database sequence, on purpose: the row lock is held until commit, so
-// positions are handed out in commit order. A reader that has seen position
-// N has therefore seen every position below N, which is what makes the
-// inbox's and the events' `since` cursors lose nothing. Callers take it
-// last in their transaction, after the thread lock, to keep the serialized
-// part short (and the lock order fixed: thread, then counter).
+// Log positions order every write (events, turns, activity) for the
+// since cursors of the inbox and the events. A reader that has seen
+// position N must never later be shown a position below N, or it would
+// skip it.
+//
+// On PostgreSQL a position is the writing transaction's id (xid8, which
+// only grows and never wraps) times positionsPerTx, plus a counter local to
+// the transaction: no lock, no shared row, so writers in different threads
+// never wait on each other. Transactions do not commit in xid order, so a
+// reader only returns positions below the horizon, the oldest transaction
+// id still running (pg_snapshot_xmin of its snapshot) times positionsPerTx:
+// every transaction that could still commit a lower position has ended. A
+// long transaction delays what readers see; it never makes them skip.
+//
+// On SQLite writers are serialized (transactions begin immediate), so a
+// counter row hands out positions in commit order and the horizon is
+// unbounded.
+const positionsPerTx = 1 << 20
+
+// nextSeq takes the next position in the log for the current transaction.
 func nextSeq(tx *gorm.DB) (int64, error) {
+	if models.Dialect(tx) == "postgres" {
+		var pos int64
+		err := tx.Raw(`SELECT pg_current_xact_id()::text::bigint * ? +
+			set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`,
+			positionsPerTx).Scan(&pos).Error
+		if err != nil {
+			return 0, fmt.Errorf("next log position: %w", err)
+		}
+		if pos%positionsPerTx == positionsPerTx-1 {
+			return 0, errors.New("next log position: too many positions in one transaction")
+		}
+		return pos, nil
+	}
 	res := tx.Model(&models.LogSequence{}).Where("id = ?", 1).Update("value", gorm.Expr("value + 1"))
 	if res.Error != nil {
 		return 0, fmt.Errorf("next log position: %w", res.Error)
@@ -95,12 +121,81 @@ func nextSeq(tx *gorm.DB) (int64, error) {
 	return seq.Value, nil
 }
 
-// lockThread reads a thread and locks its row until the transaction ends.
+// settle runs read — a query of rows in ascending log position, which it
+// returns — and answers how many of its first rows a reader may be shown:
+// those below the horizon, the positions no running transaction can precede
+// any more (see positionsPerTx). The horizon is read before the rows, so
+// every position below it is in them. When rows above the horizon were
+// read, their writers' elders are still running: settle reads again after
+// a short wait (they usually end within milliseconds) and, past
+// settleMax or the caller's deadline, answers the rows below the horizon
+// only — later, never lost.
+func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, error) {
+	if models.Dialect(f.db) != "postgres" {
+		pos, err := read()
+		return len(pos), err
+	}
+	wait, give := time.Millisecond, time.Now().Add(settleMax)
+	for {
+		var horizon int64
+		err := f.db.WithContext(ctx).Raw("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ?", positionsPerTx).Scan(&horizon).Error
+		if err != nil {
+			return 0, fmt.Errorf("log horizon: %w", err)
+		}
+		pos, err := read()
+		if err != nil {
+			return 0, err
+		}
+		n := sort.Search(len(pos), func(i int) bool { return pos[i] >= horizon })
+		if n == len(pos) || time.Now().After(give) {
+			return n, nil
+		}
+		select {
+		case <-ctx.Done():
+			return n, nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 20*time.Millisecond)
+	}
+}
+
+// settleMax bounds how long a read waits for older writers to end.
+const settleMax = time.Second
+
+// lastPosition is the highest log position an event holds (0 for none):
+// a version that changes with every write of the log.
+func lastPosition(db *gorm.DB) (int64, error) {
+	var pos int64
+	if err := db.Raw("SELECT COALESCE(MAX(seq), 0) FROM events").Scan(&pos).Error; err != nil {
+		return 0, fmt.Errorf("last log position: %w", err)
+	}
+	return pos, nil
+}
+
+// lockThread locks a thread until the transaction ends and reads it. Every
+// writer of a thread takes this lock first, so the thread's writes are
+// serialized.
+//
+// On PostgreSQL the lock is a transaction-scoped advisory lock on the
+// thread's id, not a row lock: a row lock (FOR UPDATE) gives the waiting
+// transaction its id before it waits, so a transaction that waited would
+// carry an older id — and so older log positions (see positionsPerTx) —
+// than the one it waited for. With an advisory lock the transaction id
+// comes with the first write after the lock, and a thread's positions
+// follow the order its writers held it. A transaction that needs several
+// threads takes all their locks, in ascending id order, before writing.
 // On SQLite the whole database is already locked: transactions begin
 // immediate (see models.Open).
 func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
+	if models.Dialect(tx) == "postgres" {
+		// Keyed by the threads table's oid and the thread id, so that forums
+		// in other schemas of the same database never wait on each other.
+		if err := tx.Exec("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)", int32(id)).Error; err != nil {
+			return models.Thread{}, fmt.Errorf("lock thread: %w", err)
+		}
+	}
 	var th models.Thread
-	err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).First(&th, id).Error
+	err := tx.First(&th, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return th, threadNotFound(id)
 	}

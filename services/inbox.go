@@ -52,19 +52,31 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if q.Extension != "" && !validName(q.Extension, f.limits.ExtensionMaxChars) {
 		return Inbox{}, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
 	}
-	db := f.db.WithContext(ctx).Model(&models.Thread{}).
-		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
-		Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
-		Where("threads.turn_seq > ?", since).
-		Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
-		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, q.Extension)
-	if q.Extension != "" {
-		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", q.Extension})
-	}
 	var threads []models.Thread
-	if err := db.Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
-		return Inbox{}, fmt.Errorf("inbox: %w", err)
+	keep, err := f.settle(ctx, func() ([]int64, error) {
+		db := f.db.WithContext(ctx).Model(&models.Thread{}).
+			Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
+			Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
+			Where("threads.turn_seq > ?", since).
+			Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
+			Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, q.Extension)
+		if q.Extension != "" {
+			db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", q.Extension})
+		}
+		threads = nil
+		if err := db.Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
+			return nil, fmt.Errorf("inbox: %w", err)
+		}
+		pos := make([]int64, len(threads))
+		for i, th := range threads {
+			pos[i] = th.TurnSeq
+		}
+		return pos, nil
+	})
+	if err != nil {
+		return Inbox{}, err
 	}
+	threads = threads[:keep]
 	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
 	if len(threads) == 0 {
 		return out, nil

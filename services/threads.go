@@ -52,11 +52,58 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 		}
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
-	var rows []models.Message
-	if err := db.Where("thread_id = ?", id).Order("id").Find(&rows).Error; err != nil {
+	rows, err := threadMessages(db, id)
+	if err != nil {
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
 	return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+}
+
+// threadMessages reads a thread's messages in creation order, in one query
+// scanned by hand: the thread tree is the largest answer Parley gives, and
+// the generic struct scan cost a third of its time.
+func threadMessages(db *gorm.DB, thread int64) ([]models.Message, error) {
+	rows, err := db.Raw(`SELECT id, thread_id, parent_id, depth, kind, author_identity, author_extension, author_kind,
+		author_badge, body, provenance_model, provenance_client, to_identity, to_extension, state, claim_id,
+		awaiting_identity, awaiting_extension, created_at
+		FROM messages WHERE thread_id = ? ORDER BY id`, thread).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []models.Message
+	for rows.Next() {
+		var m models.Message
+		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
+			&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
+			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ThreadVersion names the state of everything read_thread answers for a
+// thread: every write to the thread or its messages takes a new log
+// position, its activity_seq. Bindings send it as an ETag, so a client's
+// unchanged re-read costs one row instead of the tree.
+func (f *Forum) ThreadVersion(ctx context.Context, who Caller, thread string) (string, error) {
+	if err := need(who, RightRead); err != nil {
+		return "", err
+	}
+	id, err := threadRef(thread)
+	if err != nil {
+		return "", err
+	}
+	var th models.Thread
+	if err := f.db.WithContext(ctx).Select("id", "activity_seq").First(&th, id).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return "", threadNotFound(id)
+		}
+		return "", fmt.Errorf("thread version: %w", err)
+	}
+	return ThreadKey(th.ID) + "." + strconv.FormatInt(th.ActivitySeq, 36), nil
 }
 
 // nest builds the tree from messages in creation order: a parent always

@@ -1,12 +1,40 @@
 package web
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"strings"
 
-// showThread answers read_thread.
+	"github.com/gofiber/fiber/v2"
+)
+
+// showThread answers read_thread. Its ETag is the thread's version: a
+// client that sends it back in If-None-Match gets 304 Not Modified, and the
+// tree is not even read.
 func (s *server) showThread(c *fiber.Ctx) error {
+	version, err := s.forum.ThreadVersion(c.UserContext(), caller(c), c.Params("thread"))
+	if err != nil {
+		return err
+	}
+	etag := `W/"` + version + `"`
+	c.Set(fiber.HeaderETag, etag)
+	c.Set(fiber.HeaderCacheControl, "private, no-cache")
+	if etagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
 	out, err := s.forum.ReadThread(c.UserContext(), caller(c), c.Params("thread"))
 	if err != nil {
 		return err
 	}
 	return writeJSON(c, fiber.StatusOK, out)
+}
+
+// etagMatches applies If-None-Match's weak comparison to one ETag.
+func etagMatches(header, etag string) bool {
+	weak := strings.TrimPrefix(etag, "W/")
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimSpace(tag)
+		if tag == "*" || strings.TrimPrefix(tag, "W/") == weak {
+			return true
+		}
+	}
+	return false
 }

@@ -18,13 +18,16 @@ import (
 // off the command line. Resolving them after parsing, rather than using them
 // as flag defaults, keeps a database URL's password out of -h output.
 var envVars = map[string]string{
-	"addr":            "PARLEY_ADDR",
-	"db":              "PARLEY_DATABASE_URL",
-	"realm":           "PARLEY_REALM",
-	"db-max-conns":    "PARLEY_DB_MAX_CONNS",
-	"max-conns":       "PARLEY_MAX_CONNS",
-	"read-timeout":    "PARLEY_READ_TIMEOUT",
-	"request-timeout": "PARLEY_REQUEST_TIMEOUT",
+	"addr":                "PARLEY_ADDR",
+	"db":                  "PARLEY_DATABASE_URL",
+	"realm":               "PARLEY_REALM",
+	"db-max-conns":        "PARLEY_DB_MAX_CONNS",
+	"max-conns":           "PARLEY_MAX_CONNS",
+	"read-timeout":        "PARLEY_READ_TIMEOUT",
+	"request-timeout":     "PARLEY_REQUEST_TIMEOUT",
+	"posts-per-minute":    "PARLEY_POSTS_PER_MINUTE",
+	"pprof":               "PARLEY_PPROF",
+	"requests-per-minute": "PARLEY_REQUESTS_PER_MINUTE",
 }
 
 // config holds the settings the subcommands share.
@@ -32,6 +35,15 @@ type config struct {
 	db         string
 	realm      string
 	dbMaxConns int
+	limits     services.Limits
+}
+
+// limitFlags lets an operator (or a benchmark) change the per-token rate
+// limits; the manifest publishes the values in force.
+func (c *config) limitFlags(fs *flag.FlagSet) {
+	c.limits = services.DefaultLimits()
+	fs.IntVar(&c.limits.PostsPerMinute, "posts-per-minute", c.limits.PostsPerMinute, "posts per minute per `token` (env PARLEY_POSTS_PER_MINUTE)")
+	fs.IntVar(&c.limits.RequestsPerMinute, "requests-per-minute", c.limits.RequestsPerMinute, "requests per minute per `token` (env PARLEY_REQUESTS_PER_MINUTE)")
 }
 
 func (c *config) dbFlag(fs *flag.FlagSet) {
@@ -107,7 +119,7 @@ func (c config) migrated(ctx context.Context) (*services.Forum, []int, func(), e
 		closeDB()
 		return nil, nil, nil, err
 	}
-	return services.New(db, services.Config{Realm: c.realm}), applied, closeDB, nil
+	return services.New(db, services.Config{Realm: c.realm, Limits: c.limits}), applied, closeDB, nil
 }
 
 // checkSchema refuses a database whose schema is not this build's.

@@ -33,6 +33,8 @@ Usage:
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley demo [--db URL] [--realm REALM]
+  parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json]
+  parley bench seed --db URL [--threads N] [--messages N]
   parley help
 
 Commands:
@@ -49,6 +51,10 @@ Commands:
                  in every state, proposals to confirm; prints the agents' tokens
                  and the password of the human ada (PARLEY_PASSWORD, else a
                  fixed demo password); migrates first
+  bench          measure a running server: agents with their own tokens post,
+                 read, page inboxes and thread lists for a fixed time each;
+                 prints ops/s and latency percentiles (--json for JSON)
+  bench seed     load a large forum in bulk for benchmarks
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
@@ -88,6 +94,8 @@ func run(args []string) int {
 		err = runMCP(rest)
 	case "demo":
 		err = runDemo(rest)
+	case "bench":
+		err = runBench(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}

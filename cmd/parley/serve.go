@@ -20,15 +20,17 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D]")
+	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
+	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback `address`, apart from the API (env PARLEY_PPROF)")
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	var cfg config
 	cfg.dbFlag(fs)
 	cfg.realmFlag(fs)
 	cfg.poolFlag(fs)
+	cfg.limitFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -43,6 +45,11 @@ func runServe(args []string) error {
 	defer closeDB()
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
+	}
+	if *pprofAddr != "" {
+		if err := serveProfiler(*pprofAddr, logger); err != nil {
+			return err
+		}
 	}
 	conns := fitConns(*maxConns, cfg.dbMaxConns)
 	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger),

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"parley/services"
+)
+
+// runBench drives a running server the way agents do — each simulated agent
+// with its own token, posting from its own extensions — for a fixed time
+// per operation, and prints each operation's throughput, latency
+// percentiles and errors. It reaches the database directly (--db) only to
+// set the stage: tokens, 1,000 threads, a 500-message thread.
+//
+//	parley bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
+//	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
+//	parley bench seed --db URL [--threads 100000] [--messages 1000000]
+func runBench(args []string) error {
+	if len(args) > 0 && args[0] == "seed" {
+		return runBenchSeed(args[1:])
+	}
+	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID]")
+	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
+	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
+	duration := fs.Duration("duration", 10*time.Second, "how long each operation runs")
+	ops := fs.String("ops", strings.Join(benchOps, ","), "the `operations` to run, in order")
+	overMCP := fs.Bool("mcp", false, "call the MCP tools at /mcp instead of the HTTP API")
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	pid := fs.Int("server-pid", 0, "the server's `pid`, to report its peak resident memory")
+	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
+	var cfg config
+	cfg.dbFlag(fs)
+	cfg.realmFlag(fs)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	for _, op := range strings.Split(*ops, ",") {
+		if !contains(benchOps, op) {
+			return usageErrorf("bench: unknown operation %q: use %s", op, strings.Join(benchOps, ","))
+		}
+	}
+	ctx := context.Background()
+	forum, closeDB, err := cfg.forum(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	stage, err := setStage(ctx, forum, *agents)
+	if err != nil {
+		return fmt.Errorf("bench: setting the stage: %w", err)
+	}
+	client := newBenchClient(*base, *overMCP)
+	var results []benchResult
+	for _, op := range strings.Split(*ops, ",") {
+		if op == "posts" && *withPgbench {
+			limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+			if err != nil {
+				return err
+			}
+			results = append(results, limit)
+		}
+		r, err := runOp(ctx, client, stage, op, *duration)
+		if err != nil {
+			return err
+		}
+		r.RSSMiB = peakRSS(*pid)
+		results = append(results, r)
+	}
+	ratios(results)
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	printTable(os.Stdout, results)
+	return nil
+}
+
+// benchOps are the operations bench knows, in their default order.
+var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list"}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runOp runs one operation with every agent at once for d.
+func runOp(ctx context.Context, client benchClient, st *stage, op string, d time.Duration) (benchResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		all []time.Duration
+		bad = map[string]int{}
+	)
+	start := time.Now()
+	for i, agent := range st.agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{st: st, agent: agent, client: client.forAgent(agent.secret), n: i}
+			lat, errs := w.loop(ctx, op)
+			mu.Lock()
+			all = append(all, lat...)
+			for k, v := range errs {
+				bad[k] += v
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return summarize(op, client.transport(), len(st.agents), time.Since(start), all, bad), nil
+}
+
+// stage is what the benchmark acts on.
+type stage struct {
+	agents  []benchAgent
+	threads []string // 1,000 threads for posts
+	big     string   // a thread of 500 messages, for reads
+	hot     *hotThread
+}
+
+type benchAgent struct {
+	identity, secret string
+}
+
+// setStage creates the agents' tokens and the threads, through the
+// services, so that every rule holds as if clients had made them.
+func setStage(ctx context.Context, forum *services.Forum, agents int) (*stage, error) {
+	run := time.Now().UTC().Format("150405")
+	st := &stage{}
+	for i := range agents {
+		tok, err := forum.CreateToken(ctx, services.TokenRequest{
+			Handle: fmt.Sprintf("bench-%s-%d", run, i), Rights: []services.Right{services.RightRead, services.RightWrite}})
+		if err != nil {
+			return nil, err
+		}
+		st.agents = append(st.agents, benchAgent{identity: tok.Token.Identity, secret: tok.Secret})
+	}
+	seeder, err := benchCaller(ctx, forum, "bench-"+run+"-seeder")
+	if err != nil {
+		return nil, err
+	}
+	other, err := benchCaller(ctx, forum, "bench-"+run+"-other")
+	if err != nil {
+		return nil, err
+	}
+	post := func(who services.Caller, env map[string]any) (services.Posted, error) {
+		raw, _ := json.Marshal(env)
+		return forum.Post(ctx, who, raw)
+	}
+	for i := range 1000 {
+		p, err := post(seeder, map[string]any{"kind": "ask", "body": fmt.Sprintf("Bench topic %d: which option?", i)})
+		if err != nil {
+			return nil, err
+		}
+		st.threads = append(st.threads, p.Thread.ID)
+	}
+	big, err := post(seeder, map[string]any{"kind": "ask", "body": "A long discussion to read."})
+	if err != nil {
+		return nil, err
+	}
+	st.big = big.Thread.ID
+	for i := range 499 {
+		if _, err := post(other, map[string]any{"kind": "note", "thread": st.big, "from": map[string]any{"extension": fmt.Sprintf("w%d", i%4)},
+			"body": fmt.Sprintf("Point %d of the discussion, with some words to make it a realistic length for a message.", i)}); err != nil {
+			return nil, err
+		}
+	}
+	hot, err := post(seeder, map[string]any{"kind": "ask", "body": "The hot thread."})
+	if err != nil {
+		return nil, err
+	}
+	st.hot = &hotThread{id: hot.Thread.ID}
+	return st, nil
+}
+
+func benchCaller(ctx context.Context, forum *services.Forum, handle string) (services.Caller, error) {
+	tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: handle, Rights: []services.Right{services.RightRead, services.RightWrite}})
+	if err != nil {
+		return services.Caller{}, err
+	}
+	return forum.Authenticate(ctx, tok.Secret)
+}
+
+// hotThread is the one thread every agent posts into; when it is full
+// (thread_max_messages), the agent that notices opens the next one.
+type hotThread struct {
+	mu sync.Mutex
+	id string
+}
+
+func (h *hotThread) get() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.id
+}
+
+func (h *hotThread) replace(full, next string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.id == full {
+		h.id = next
+	}
+}
+
+// peakRSS reads a process's peak resident memory (VmHWM) in MiB; 0 when
+// unknown.
+func peakRSS(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			var kb float64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:")), "%f", &kb)
+			return kb / 1024
+		}
+	}
+	return 0
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+)
+
+// benchResult is one operation's figures.
+type benchResult struct {
+	Op        string         `json:"op"`
+	Transport string         `json:"transport"`
+	Agents    int            `json:"agents"`
+	Seconds   float64        `json:"seconds"`
+	Ops       int            `json:"ops"`
+	PerSecond float64        `json:"per_second"`
+	P50ms     float64        `json:"p50_ms"`
+	P95ms     float64        `json:"p95_ms"`
+	P99ms     float64        `json:"p99_ms"`
+	Errors    map[string]int `json:"errors"`
+	RSSMiB    float64        `json:"server_peak_rss_mib,omitempty"`
+	// OfLimit is posts/s as a share of the pgbench limit measured in the
+	// same run, when there is one.
+	OfLimit float64 `json:"of_limit,omitempty"`
+}
+
+// ratios sets OfLimit on every post operation after a pgbench limit.
+func ratios(results []benchResult) {
+	limit := 0.0
+	for i, r := range results {
+		switch {
+		case r.Transport == "sql":
+			limit = r.PerSecond
+		case limit > 0 && (r.Op == "posts" || r.Op == "hot"):
+			results[i].OfLimit = r.PerSecond / limit
+		}
+	}
+}
+
+func summarize(op, transport string, agents int, took time.Duration, lat []time.Duration, errs map[string]int) benchResult {
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		i := min(len(lat)-1, int(p*float64(len(lat))))
+		return float64(lat[i].Microseconds()) / 1000
+	}
+	return benchResult{
+		Op: op, Transport: transport, Agents: agents, Seconds: took.Seconds(),
+		Ops: len(lat), PerSecond: float64(len(lat)) / took.Seconds(),
+		P50ms: pct(0.50), P95ms: pct(0.95), P99ms: pct(0.99), Errors: errs,
+	}
+}
+
+func printTable(w io.Writer, results []benchResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\t")
+	for _, r := range results {
+		errs := 0
+		for _, n := range r.Errors {
+			errs += n
+		}
+		rss := "-"
+		if r.RSSMiB > 0 {
+			rss = fmt.Sprintf("%.0f", r.RSSMiB)
+		}
+		share := "-"
+		if r.OfLimit > 0 {
+			share = fmt.Sprintf("%.2f", r.OfLimit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, r.P50ms, r.P95ms, r.P99ms, errs, rss)
+	}
+	tw.Flush()
+}
