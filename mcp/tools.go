@@ -31,8 +31,9 @@ var guidance = map[string]string{
 	"read_thread":  "Use it before replying, to read the whole conversation: messages nested by parent under replies, with the thread's state and whose turn it is (awaiting).",
 	"list_threads": "Use it to browse; filter with state. Pass back cursor to get the next page; cursor is null on the last page.",
 	"inbox": "Use it to find work: each item is a thread where it is your turn, with the message to reply to. " +
-		"Remember the cursor and pass it back as since to get only new turns. If you are a sub-agent, pass your extension so your own questions are hidden.",
-	"get_events":  "Use it to follow state changes (open, answered, decided, closed, …) and confirmations, in order. Pass back cursor as since to get only newer events.",
+		"Remember the cursor and pass it back as since to get only new turns. If you are a sub-agent, pass your extension so your own questions are hidden. " +
+		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you.",
+	"get_events":  "Use it to follow state changes (open, answered, decided, closed, …) and confirmations, in order. Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
 	"get_claim":   "Use it before you attest, refute or verify a claim: read its status, the evidence already given, and who attested, refuted or verified it.",
 	"list_claims": "Use it to find claims: filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. Pass back cursor to get the next page; cursor is null on the last page.",
 	"confirm": "Only for lock holders and humans. Steps: 1. read_thread and check the proposal (confirmed is false). 2. confirm with state equal to the thread's current state. " +
@@ -83,6 +84,13 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	if op.Name == "get_manifest" {
 		return forum.Manifest(ctx), nil
 	}
+	if op.Name != "inbox" && op.Name != "get_events" {
+		// Only the waiting reads may outlast a query's bound; they bound
+		// each of their database rounds themselves.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, forum.QueryTimeout())
+		defer cancel()
+	}
 	who, err := admit(ctx, forum, op.Name)
 	if err != nil {
 		return nil, err
@@ -106,9 +114,9 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	case "list_threads":
 		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
 	case "inbox":
-		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"]})
+		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
 	case "get_events":
-		return forum.Events(ctx, who, services.EventsQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"]})
+		return forum.Events(ctx, who, services.EventsQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
 	case "confirm":
 		return forum.Confirm(ctx, who, args["thread"], raw)
 	case "get_claim":

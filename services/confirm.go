@@ -30,6 +30,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 		return Confirmed{}, err
 	}
 	var out Confirmed
+	ctx, written := withSink(ctx)
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		th, err := lockThread(tx, id)
 		if err != nil {
@@ -63,6 +64,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 	if err != nil {
 		return Confirmed{}, fmt.Errorf("confirm: %w", err)
 	}
+	f.published(written)
 	return out, nil
 }
 

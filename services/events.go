@@ -12,6 +12,7 @@ type EventsQuery struct {
 	Thread string `json:"thread,omitempty"`
 	Since  string `json:"since,omitempty"`
 	Limit  string `json:"limit,omitempty"`
+	Wait   string `json:"wait,omitempty"` // seconds to wait for an event (§13)
 }
 
 // EventPage answers get_events. Cursor always marks a position: pass it
@@ -49,6 +50,25 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 			return EventPage{}, threadNotFound(thread)
 		}
 	}
+	wait, err := f.parseWait(q.Wait)
+	if err != nil {
+		return EventPage{}, err
+	}
+	out := EventPage{Events: []Event{}, Cursor: encodeCursor(since)}
+	err = f.waiting(ctx, wait, func(ctx context.Context) (bool, error) {
+		var err error
+		out, err = f.eventPage(ctx, thread, since, limit)
+		return len(out.Events) > 0, err
+	})
+	if err != nil {
+		return EventPage{}, err
+	}
+	return out, nil
+}
+
+// eventPage reads one page of events after the since position, of one
+// thread or (thread 0) of all.
+func (f *Forum) eventPage(ctx context.Context, thread, since int64, limit int) (EventPage, error) {
 	var rows []models.Event
 	keep, err := f.settle(ctx, func() ([]int64, error) {
 		db := f.db.WithContext(ctx).Where("seq > ?", since)

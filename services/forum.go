@@ -23,16 +23,23 @@ type Config struct {
 	Realm  string
 	Limits Limits
 	Now    func() time.Time // for tests; defaults to time.Now
+	// QueryTimeout bounds each database round of a waiting read or a
+	// stream; DefaultQueryTimeout when zero.
+	QueryTimeout time.Duration
 }
 
 // Forum carries out every Parley operation against one database. It holds
-// no state of its own beyond its configuration, so any number of servers can
-// share one PostgreSQL database.
+// no data of its own — only its configuration and the hub that wakes its
+// waiting reads, which carries signals, never data — so any number of
+// servers can share one PostgreSQL database.
 type Forum struct {
-	db     *gorm.DB
-	realm  string
-	limits Limits
-	now    func() time.Time
+	db           *gorm.DB
+	realm        string
+	limits       Limits
+	now          func() time.Time
+	hub          *hub // wakes this process's waiting reads (PARLEY.md §13)
+	queryTimeout time.Duration
+	notify       chan int64 // to the notifier, once StartFeed runs on PostgreSQL
 }
 
 // New builds a Forum over a migrated database.
@@ -46,7 +53,10 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now}
+	if cfg.QueryTimeout <= 0 {
+		cfg.QueryTimeout = DefaultQueryTimeout
+	}
+	return &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), queryTimeout: cfg.QueryTimeout}
 }
 
 // Realm is the realm of this instance's agent identities.
@@ -93,7 +103,12 @@ func (f *Forum) timestamp() time.Time { return f.now().UTC().Truncate(time.Micro
 const positionsPerTx = 1 << 20
 
 // nextSeq takes the next position in the log for the current transaction.
-func nextSeq(tx *gorm.DB) (int64, error) {
+func nextSeq(tx *gorm.DB) (pos int64, err error) {
+	defer func() {
+		if s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink); ok && err == nil {
+			s.add(pos)
+		}
+	}()
 	if models.Dialect(tx) == "postgres" {
 		var pos int64
 		err := tx.Raw(`SELECT pg_current_xact_id()::text::bigint * ? +

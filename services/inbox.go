@@ -12,6 +12,7 @@ type InboxQuery struct {
 	Extension string `json:"extension,omitempty"`
 	Since     string `json:"since,omitempty"`
 	Limit     string `json:"limit,omitempty"`
+	Wait      string `json:"wait,omitempty"` // seconds to wait for a turn (§13)
 }
 
 // InboxItem is one thread awaiting the caller, with the message whose turn
@@ -52,6 +53,24 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if q.Extension != "" && !validName(q.Extension, f.limits.ExtensionMaxChars) {
 		return Inbox{}, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
 	}
+	wait, err := f.parseWait(q.Wait)
+	if err != nil {
+		return Inbox{}, err
+	}
+	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
+	err = f.waiting(ctx, wait, func(ctx context.Context) (bool, error) {
+		var err error
+		out, err = f.inboxPage(ctx, who, q.Extension, since, limit)
+		return len(out.Items) > 0, err
+	})
+	if err != nil {
+		return Inbox{}, err
+	}
+	return out, nil
+}
+
+// inboxPage reads one page of the inbox after the since position.
+func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
 	var threads []models.Thread
 	keep, err := f.settle(ctx, func() ([]int64, error) {
 		db := f.db.WithContext(ctx).Model(&models.Thread{}).
@@ -59,9 +78,9 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 			Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
 			Where("threads.turn_seq > ?", since).
 			Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
-			Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, q.Extension)
-		if q.Extension != "" {
-			db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", q.Extension})
+			Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, extension)
+		if extension != "" {
+			db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", extension})
 		}
 		threads = nil
 		if err := db.Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {

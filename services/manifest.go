@@ -34,6 +34,7 @@ var (
 	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, false}
 	claimParam  = Param{"claim", "path", `The claim, "cl_N" or N.`, false}
 	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", true}
+	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up.", true}
 )
 
 // Operations is the table of PARLEY.md §2.1, the dialectic profile's
@@ -56,16 +57,16 @@ var Operations = []Operation{
 		Method:      "GET", Path: "/api/v1/threads", Response: ThreadPage{}, Status: 200, Params: []Param{
 			{"state", "query", "Only threads in this state.", false},
 			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
-	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=", Right: "read",
+	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: "read",
 		Description: "Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new.",
 		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{
 			{"extension", "query", "Your extension: its own questions are hidden, and turns for your other extensions.", false},
-			{"since", "query", "A cursor from an earlier inbox: only what is new since.", false}, limitParam}},
-	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=", Right: "read",
+			{"since", "query", "A cursor from an earlier inbox: only what is new since.", false}, limitParam, waitParam}},
+	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: "read",
 		Description: "Events in order of occurrence (state changes, confirmations, withdrawals and claim status changes), of one thread or all; pass back cursor as since to get only newer ones.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's events, "th_N" or N.`, false},
-			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam}},
+			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam, waitParam}},
 	{Name: "confirm", MCPTool: "confirm", HTTP: "POST /api/v1/threads/{thread}/confirm", Right: "lock, or human",
 		Description: "Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state.",
 		Method:      "POST", Path: "/api/v1/threads/{thread}/confirm", Params: []Param{threadParam}, Body: ConfirmInput{}, Response: Confirmed{}, Status: 200},

@@ -35,6 +35,7 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 		return Posted{}, err
 	}
 	var out Posted
+	ctx, written := withSink(ctx)
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
@@ -53,6 +54,7 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	if err != nil {
 		return Posted{}, fmt.Errorf("post: %w", err)
 	}
+	f.published(written)
 	return out, nil
 }
 

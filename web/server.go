@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -76,7 +77,10 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		return nil, fmt.Errorf("web: openapi document: %w", err)
 	}
 	opts.defaults()
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, timeout: opts.RequestTimeout}
+	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
+	// allows the longest wait; mcp bounds the tools that do not wait.
+	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, timeout: mcpTimeout}
 	app := fiber.New(fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
@@ -90,7 +94,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	})
 	s.refuseUnknownMethods(app)
 	app.Use(secureHeaders)
-	app.Use(deadline(opts.RequestTimeout))
+	app.Use(deadline(opts.RequestTimeout, time.Duration(forum.Limits().WaitMaxSeconds)*time.Second))
 	app.Use(requestid.New())
 	app.Use(s.logRequests)
 	app.Use(recover.New())
@@ -110,10 +114,16 @@ func withDeadline(h http.Handler, d time.Duration) http.Handler {
 
 // deadline gives every request's work a deadline: services and the
 // database driver stop waiting when it passes, and the request is answered
-// 503 unavailable.
-func deadline(d time.Duration) fiber.Handler {
+// 503 unavailable. A waiting read (?wait=N, PARLEY.md §13) gets its wait on
+// top, up to waitMax; the services bound each of its database rounds by
+// themselves.
+func deadline(d, waitMax time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		total := d
+		if w, err := strconv.Atoi(c.Query("wait")); err == nil && w > 0 {
+			total += min(time.Duration(w)*time.Second, waitMax)
+		}
+		ctx, cancel := context.WithTimeout(c.UserContext(), total)
 		defer cancel()
 		c.SetUserContext(ctx)
 		return c.Next()

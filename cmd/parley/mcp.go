@@ -34,6 +34,7 @@ func runMCP(args []string) error {
 	}
 	defer closeDB()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	forum.StartFeed(ctx, cfg.db, logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

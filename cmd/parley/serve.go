@@ -46,6 +46,7 @@ func runServe(args []string) error {
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
 	}
+	forum.StartFeed(ctx, cfg.db, logger)
 	if *pprofAddr != "" {
 		if err := serveProfiler(*pprofAddr, logger); err != nil {
 			return err

@@ -64,6 +64,25 @@ func EmptyURL(t testing.TB, dialect string) string {
 	return WithSearchPath(url, schema)
 }
 
+// FreshURL makes a new, migrated database of the dialect and returns what
+// --db takes to reach it, for tests that open it more than once (as several
+// server processes would).
+func FreshURL(t testing.TB, dialect string) string {
+	t.Helper()
+	url := EmptyURL(t, dialect)
+	if _, err := migrations.Up(context.Background(), open(t, url)); err != nil {
+		t.Fatalf("migrate %s: %v", dialect, err)
+	}
+	return url
+}
+
+// Open opens a database made by EmptyURL or FreshURL; it is closed when the
+// test ends.
+func Open(t testing.TB, url string) *gorm.DB {
+	t.Helper()
+	return open(t, url)
+}
+
 // PostgresURL returns the test server's URL, skipping the test when none is
 // configured, or failing it in CI.
 func PostgresURL(t testing.TB) string {

@@ -1,0 +1,138 @@
+package services
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley/models"
+)
+
+// feedChannel names the PostgreSQL notification channel of the log: its
+// payload is the highest new log position. Channels are per database, not
+// per schema, so the name carries the schema: forums in other schemas of
+// the same database neither hear nor wake each other.
+func (f *Forum) feedChannel(ctx context.Context) (string, error) {
+	var schema string
+	if err := f.db.WithContext(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
+		return "", err
+	}
+	return pgx.Identifier{"parley_log_" + schema}.Sanitize(), nil
+}
+
+// feedBackstop is how often the hub wakes its waiters even without news, so
+// that a notification lost with a crashed process delays nothing longer.
+const feedBackstop = 5 * time.Second
+
+// StartFeed connects this process to the log's notifications, so that its
+// waiting reads and streams learn of writes made by any process on the same
+// PostgreSQL database (PARLEY.md §13): one LISTEN connection, outside the
+// pool, which reconnects with back-off and, each time it (re)connects,
+// wakes every waiter to read the log again — whatever was written while it
+// was away is found there. Writes of this process are announced by one
+// notifier goroutine, which sends at most one NOTIFY at a time carrying
+// the highest position committed meanwhile, after commit: a NOTIFY inside
+// the writing transaction would serialize commits on PostgreSQL's
+// notification queue lock.
+//
+// On SQLite, which serves one process, writes wake the hub directly and
+// StartFeed does nothing. Without StartFeed, a PostgreSQL forum behaves the
+// same way: one process, woken by its own writes.
+func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
+	if !models.IsPostgres(url) {
+		return
+	}
+	channel, err := f.feedChannel(ctx)
+	if err != nil {
+		log.Warn("feed: no channel; waiting reads wake only on this process's writes", "err", err)
+		return
+	}
+	f.notify = make(chan int64, 1024)
+	go f.notifier(ctx, channel, log)
+	go f.listen(ctx, url, channel, log)
+	go f.backstop(ctx)
+}
+
+func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) {
+	for {
+		var pos int64
+		select {
+		case <-ctx.Done():
+			return
+		case pos = <-f.notify:
+		}
+	drain:
+		for {
+			select {
+			case p := <-f.notify:
+				pos = max(pos, p)
+			default:
+				break drain
+			}
+		}
+		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := f.db.WithContext(nctx).Exec("NOTIFY "+channel+", '"+strconv.FormatInt(pos, 10)+"'").Error
+		cancel()
+		if err != nil {
+			// The listeners' reconnection and backstop make up for it;
+			// this process's own waiters are told at once.
+			log.Warn("feed: notify failed", "err", err)
+			f.hub.advance(pos)
+		}
+	}
+}
+
+func (f *Forum) listen(ctx context.Context, url, channel string, log *slog.Logger) {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.listenOnce(ctx, url, channel)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("feed: listener lost; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// listenOnce holds one LISTEN connection until it fails.
+func (f *Forum) listenOnce(ctx context.Context, url, channel string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		return err
+	}
+	f.hub.advance(0) // catch up: read the log again from each waiter's cursor
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		pos, _ := strconv.ParseInt(n.Payload, 10, 64)
+		f.hub.advance(pos)
+	}
+}
+
+// backstop wakes the waiters every feedBackstop, news or not.
+func (f *Forum) backstop(ctx context.Context) {
+	t := time.NewTicker(feedBackstop)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f.hub.advance(0)
+		}
+	}
+}

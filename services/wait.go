@@ -1,0 +1,59 @@
+package services
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// DefaultQueryTimeout bounds each database round of a waiting read, whose
+// request as a whole may last wait_max_seconds.
+const DefaultQueryTimeout = 5 * time.Second
+
+// parseWait reads the wait parameter of a waiting read (PARLEY.md §13):
+// whole seconds from 0 to wait_max_seconds; empty is 0.
+func (f *Forum) parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > f.limits.WaitMaxSeconds {
+		return 0, Refuse(InvalidBody, "wait must be a whole number of seconds from 0 to %d (wait_max_seconds)", f.limits.WaitMaxSeconds).On("wait")
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// waiting runs read — one query of the database with the caller's cursor,
+// reporting whether it found anything — and, while it finds nothing, waits
+// for the log to advance and reads again, until wait has passed or the
+// caller is gone. Between reads it holds no database connection: it waits
+// on the hub only. Each read is bounded by the query timeout, so a frozen
+// database still answers unavailable in time.
+func (f *Forum) waiting(ctx context.Context, wait time.Duration, read func(context.Context) (bool, error)) error {
+	give := time.Now().Add(wait)
+	for {
+		signal := f.hub.wait() // before the read: an advance during it is not missed
+		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+		found, err := read(qctx)
+		cancel()
+		left := time.Until(give)
+		if err != nil || found || left <= 0 {
+			return err
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-signal:
+			timer.Stop()
+		case <-timer.C:
+			return nil
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		}
+	}
+}
+
+// QueryTimeout is the bound of one database round of an operation; the
+// bindings give a request that does not wait this deadline, and a waiting
+// request this plus its wait.
+func (f *Forum) QueryTimeout() time.Duration { return f.queryTimeout }
