@@ -74,7 +74,7 @@ func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) 
 			}
 		}
 		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := f.db.WithContext(nctx).Exec("NOTIFY "+channel+", '"+strconv.FormatInt(pos, 10)+"'").Error
+		err := f.db.WithContext(nctx).Exec("NOTIFY " + channel + ", '" + strconv.FormatInt(pos, 10) + "'").Error
 		cancel()
 		if err != nil {
 			// The listeners' reconnection and backstop make up for it;
