@@ -34,7 +34,7 @@ func exchange(t *testing.T, alice, bob *client.Client) {
 			t.Errorf("tool %s has no output schema", tl.Name)
 		}
 	}
-	for _, op := range services.Operations {
+	for _, op := range services.MCPOperations() {
 		if !slices.Contains(names, op.MCPTool) {
 			t.Fatalf("tools %v lack %s", names, op.MCPTool)
 		}

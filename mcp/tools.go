@@ -45,7 +45,7 @@ var guidance = map[string]string{
 // snapshots all use it.
 func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 	tools := make([]mcpserver.ServerTool, 0, len(services.Operations))
-	for _, op := range services.Operations {
+	for _, op := range services.MCPOperations() {
 		tools = append(tools, mcpserver.ServerTool{Tool: describe(forum, op), Handler: handler(forum, log, op)})
 	}
 	return tools

@@ -47,11 +47,12 @@ func TestToolSnapshots(t *testing.T) {
 func TestToolsFollowTheOperationTable(t *testing.T) {
 	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
 	tools := mcp.Tools(forum, slog.New(slog.DiscardHandler))
-	if len(tools) != len(services.Operations) {
-		t.Fatalf("%d tools for %d operations", len(tools), len(services.Operations))
+	ops := services.MCPOperations()
+	if len(tools) != len(ops) || len(ops) < len(services.Operations)-1 {
+		t.Fatalf("%d tools for %d operations with a tool", len(tools), len(ops))
 	}
 	for i, tool := range tools {
-		op, tl := services.Operations[i], tool.Tool
+		op, tl := ops[i], tool.Tool
 		if tl.Name != op.MCPTool {
 			t.Errorf("tool %d is %s, want %s", i, tl.Name, op.MCPTool)
 		}

@@ -142,18 +142,24 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 // any more (see positionsPerTx). The horizon is read before the rows, so
 // every position below it is in them. When rows above the horizon were
 // read, their writers' elders are still running: settle reads again after
-// a short wait (they usually end within milliseconds) and, past
-// settleMax or the caller's deadline, answers the rows below the horizon
-// only — later, never lost.
+// a short wait (they usually end within milliseconds), until the caller's
+// deadline; then it answers the rows below the horizon only — later, never
+// lost. It also answers the horizon, so that a waiting read knows whether
+// announced news is still held back.
+//
+// The horizon is the oldest transaction still running in this database
+// (horizonSQL), so that transactions of other databases of the cluster
+// never hold Parley's readers back; one of this database's that writes for
+// long delays what readers see for as long as it runs.
 func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, error) {
 	if models.Dialect(f.db) != "postgres" {
 		pos, err := read()
 		return len(pos), err
 	}
-	wait, give := time.Millisecond, time.Now().Add(settleMax)
+	wait := time.Millisecond
 	for {
 		var horizon int64
-		err := f.db.WithContext(ctx).Raw("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ?", positionsPerTx).Scan(&horizon).Error
+		err := f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx).Scan(&horizon).Error
 		if err != nil {
 			return 0, fmt.Errorf("log horizon: %w", err)
 		}
@@ -162,7 +168,7 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 			return 0, err
 		}
 		n := sort.Search(len(pos), func(i int) bool { return pos[i] >= horizon })
-		if n == len(pos) || time.Now().After(give) {
+		if n == len(pos) {
 			return n, nil
 		}
 		select {
@@ -174,8 +180,20 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 	}
 }
 
-// settleMax bounds how long a read waits for older writers to end.
-const settleMax = time.Second
+// horizonSQL computes the horizon: the lowest id among the transactions in
+// progress in the current snapshot that belong to this database (a
+// snapshot is cluster-wide; pg_stat_activity tells which database each
+// session is in, and its backend_xid is the low 32 bits of the id), or the
+// snapshot's upper bound when none does; times positionsPerTx. It assumes
+// that every session writing Parley's tables runs as a role whose
+// backend_xid it may read (the same role, or pg_read_all_stats).
+const horizonSQL = `WITH snap AS (SELECT pg_current_snapshot() AS s),
+	ours AS (SELECT backend_xid::text::bigint AS x FROM pg_stat_activity
+		WHERE datname = current_database() AND backend_xid IS NOT NULL)
+	SELECT COALESCE(
+		(SELECT min(x8::text::bigint) FROM snap, pg_snapshot_xip(snap.s) AS x8
+			WHERE x8::text::bigint % 4294967296 IN (SELECT x FROM ours)),
+		(SELECT pg_snapshot_xmax(s)::text::bigint FROM snap)) * ?`
 
 // lastPosition is the highest log position an event holds (0 for none):
 // a version that changes with every write of the log.

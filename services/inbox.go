@@ -20,6 +20,8 @@ type InboxQuery struct {
 type InboxItem struct {
 	Thread  Thread   `json:"thread"`
 	Message *Message `json:"message"`
+
+	position int64 // the turn's log position, for streams
 }
 
 // Inbox answers inbox. Cursor always marks a position: pass it back as
@@ -105,7 +107,7 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 		return Inbox{}, err
 	}
 	for _, th := range threads {
-		out.Items = append(out.Items, InboxItem{Thread: threadShape(th), Message: messageShape(turns[th.TurnMessageID])})
+		out.Items = append(out.Items, InboxItem{Thread: threadShape(th), Message: messageShape(turns[th.TurnMessageID]), position: th.TurnSeq})
 	}
 	out.Cursor = encodeCursor(threads[len(threads)-1].TurnSeq)
 	return out, nil

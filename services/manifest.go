@@ -67,6 +67,10 @@ var Operations = []Operation{
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's events, "th_N" or N.`, false},
 			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam, waitParam}},
+	{Name: "stream", MCPTool: "", HTTP: "GET /api/v1/stream?since=", Right: "read",
+		Description: "Server-Sent Events (profile feed): parley.event for every event and parley.inbox for every turn that opens for you, each with its cursor as id; resume with Last-Event-ID or since. HTTP only.",
+		Method:      "GET", Path: "/api/v1/stream", Status: 200, Params: []Param{
+			{"since", "query", "A cursor (an event id of this stream, or an inbox or events cursor): only what came after it.", false}}},
 	{Name: "confirm", MCPTool: "confirm", HTTP: "POST /api/v1/threads/{thread}/confirm", Right: "lock, or human",
 		Description: "Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state.",
 		Method:      "POST", Path: "/api/v1/threads/{thread}/confirm", Params: []Param{threadParam}, Body: ConfirmInput{}, Response: Confirmed{}, Status: 200},
@@ -79,6 +83,18 @@ var Operations = []Operation{
 			{"thread", "query", `Only this thread's claims, "th_N" or N.`, false},
 			{"status", "query", "Only claims that read with this status now.", false},
 			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
+}
+
+// MCPOperations are the operations with an MCP tool, in table order (all
+// but the stream, which is HTTP only).
+func MCPOperations() []Operation {
+	var out []Operation
+	for _, op := range Operations {
+		if op.MCPTool != "" {
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // Manifest is everything an agent needs to take part (PARLEY.md §2, §8.2).
@@ -178,7 +194,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		},
 		Rights:     Rights,
 		Reasons:    Reasons,
-		Profiles:   []ProfileInfo{f.dialectic()},
+		Profiles:   []ProfileInfo{f.dialectic(), f.feed()},
 		Operations: Operations,
 		Envelope: EnvelopeInfo{
 			Fields: map[string]string{

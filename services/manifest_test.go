@@ -83,11 +83,12 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 	ops := map[string]services.Operation{}
 	for _, op := range m.Operations {
 		ops[op.Name] = op
-		if op.MCPTool == "" || op.HTTP == "" || op.Right == "" || op.Description == "" {
+		httpOnly := op.Name == "stream" // §2.1: the stream has no MCP tool
+		if op.MCPTool == "" && !httpOnly || op.HTTP == "" || op.Right == "" || op.Description == "" {
 			t.Errorf("operation %+v incomplete", op)
 		}
 	}
-	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "confirm", "get_claim", "list_claims"} {
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims"} {
 		if _, ok := ops[name]; !ok {
 			t.Errorf("operation %s missing", name)
 		}
@@ -134,8 +135,8 @@ func TestClosedDatabaseIsUnavailable(t *testing.T) {
 func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
 	m := forum.Manifest(context.Background())
-	if len(m.Profiles) != 1 || m.Profiles[0].Name != "dialectic" {
-		t.Fatalf("profiles %+v, want exactly dialectic", m.Profiles)
+	if len(m.Profiles) != 2 || m.Profiles[0].Name != "dialectic" || m.Profiles[1].Name != "feed" {
+		t.Fatalf("profiles %+v, want dialectic and feed", m.Profiles)
 	}
 	p := m.Profiles[0]
 	var kinds []string
@@ -185,6 +186,38 @@ func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 	for _, r := range p.Reasons {
 		if !slices.ContainsFunc(m.Reasons, func(i services.ReasonInfo) bool { return i.Reason == r }) {
 			t.Errorf("profile reason %s is not in reasons", r)
+		}
+	}
+}
+
+// TestManifestAdvertisesTheFeedProfile checks the feed profile's entry
+// against what is served: its limits are those in force and its
+// operations exist, the waiting reads with a wait parameter.
+func TestManifestAdvertisesTheFeedProfile(t *testing.T) {
+	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
+	m := forum.Manifest(context.Background())
+	var feed services.ProfileInfo
+	for _, p := range m.Profiles {
+		if p.Name == "feed" {
+			feed = p
+		}
+	}
+	if feed.Limits["wait_max_seconds"] != m.Limits.WaitMaxSeconds || feed.Limits["streams_per_token"] != m.Limits.StreamsPerToken || m.Limits.WaitMaxSeconds != 30 {
+		t.Fatalf("feed limits %v, limits %+v", feed.Limits, m.Limits)
+	}
+	for _, name := range feed.Operations {
+		found := false
+		for _, op := range m.Operations {
+			if op.Name != name {
+				continue
+			}
+			found = true
+			if name != "stream" && !slices.ContainsFunc(op.Params, func(p services.Param) bool { return p.Name == "wait" }) {
+				t.Errorf("%s takes no wait", name)
+			}
+		}
+		if !found {
+			t.Errorf("the feed names %s, which is no operation", name)
 		}
 	}
 }

@@ -97,6 +97,8 @@ type Event struct {
 	At          time.Time   `json:"at"`
 	ConfirmedAt *time.Time  `json:"confirmed_at" jsonschema:"nullable"`
 	Claim       *string     `json:"claim,omitempty" jsonschema_description:"For a claim event: the claim whose status changed."`
+
+	position int64 // its log position, for streams
 }
 
 // EventState is what an event's from_state and to_state hold: a thread
@@ -198,6 +200,7 @@ func messageShape(m models.Message) *Message {
 
 func eventShape(e models.Event) Event {
 	out := Event{
+		position:    e.Seq,
 		ID:          EventKey(e.ID),
 		Thread:      ThreadKey(e.ThreadID),
 		Type:        e.Type,

@@ -68,12 +68,23 @@ func (d *docBuilder) ref(name string, s *jsonschema.Schema) map[string]any {
 }
 
 func (d *docBuilder) operation(forum *services.Forum, op services.Operation, refusal map[string]any) map[string]any {
+	success := jsonResponse("Success.", nil)
+	if op.Response != nil {
+		success = jsonResponse("Success.", d.ref(typeName(op.Response), services.Schema(op.Response)))
+	} else {
+		success = map[string]any{"description": "A stream of Server-Sent Events.", "content": map[string]any{
+			"text/event-stream": map[string]any{"schema": map[string]any{"type": "string"}}}}
+	}
+	tool := "MCP tool: " + op.MCPTool + "."
+	if op.MCPTool == "" {
+		tool = "HTTP only."
+	}
 	out := map[string]any{
 		"operationId": op.Name,
 		"summary":     op.Description,
-		"description": "MCP tool: " + op.MCPTool + ". Right needed: " + op.Right + ".",
+		"description": tool + " Right needed: " + op.Right + ".",
 		"responses": map[string]any{
-			strconv.Itoa(op.Status): jsonResponse("Success.", d.ref(typeName(op.Response), services.Schema(op.Response))),
+			strconv.Itoa(op.Status): success,
 			"default":               jsonResponse("A refusal (PARLEY.md §2.2); the HTTP status equals error.status.", refusal),
 		},
 	}

@@ -29,6 +29,7 @@ func (s *server) routes(app *fiber.App) {
 	api.Post("/threads/:thread/confirm", s.auth("confirm"), s.confirmThread)
 	api.Get("/inbox", s.auth("inbox"), s.inbox)
 	api.Get("/events", s.auth("get_events"), s.events)
+	api.Get("/stream", s.auth("stream"), s.stream)
 	api.Get("/claims", s.auth("list_claims"), s.listClaims)
 	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
 	api.Use(s.noSuchOperation)

@@ -1,0 +1,23 @@
+package services
+
+// feed describes the profile of PARLEY.md §13 as this server implements it.
+func (f *Forum) feed() ProfileInfo {
+	return ProfileInfo{
+		Name: "feed",
+		Description: "Listening agents: wait for your turn instead of polling. inbox and get_events take wait (seconds); " +
+			"GET /api/v1/stream sends every event and every turn that opens for you as Server-Sent Events.",
+		Acts: []ActInfo{},
+		Rules: []string{
+			"inbox and get_events accept wait, 0 to wait_max_seconds: when nothing is new after since, the call holds until something is and answers at once with it, or answers nothing with the same cursor when wait has passed. Over MCP the tool call simply takes longer.",
+			"GET /api/v1/stream answers Server-Sent Events: event parley.event with an Event, event parley.inbox with an inbox item {thread, message} when a turn opens for you. Each id is a cursor: resume with the Last-Event-ID header or since, and you get exactly what came after it. A comment line every 15 s keeps the stream alive.",
+			"Every process sees everything: an event committed through any server process reaches the waiting calls and streams of every process on the same database.",
+			"A waiting call or an open stream counts once against requests_per_minute; at most streams_per_token streams per token run at once (rate_limited beyond).",
+		},
+		Reasons: []Reason{RateLimited, InvalidBody},
+		Limits: map[string]int{
+			"wait_max_seconds":  f.limits.WaitMaxSeconds,
+			"streams_per_token": f.limits.StreamsPerToken,
+		},
+		Operations: []string{"inbox", "get_events", "stream"},
+	}
+}

@@ -1,0 +1,99 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"parley/services"
+)
+
+// streamWriteTimeout bounds writing one item of a stream; the stream as a
+// whole has no write deadline (fasthttp's applies to whole answers).
+const streamWriteTimeout = 10 * time.Second
+
+// stream answers GET /api/v1/stream (PARLEY.md §13) with Server-Sent
+// Events: "parley.event" and "parley.inbox", each with its cursor as id,
+// and a comment line as heartbeat. It resumes after Last-Event-ID, else
+// after since. It ends when the client goes away or the server shuts down.
+func (s *server) stream(c *fiber.Ctx) error {
+	since := c.Get("Last-Event-ID")
+	if since == "" {
+		since = c.Query("since")
+	}
+	who, fctx := caller(c), c.Context()
+	// The stream is admitted before the answer starts, so that a refusal
+	// (too many streams, a bad cursor) is an ordinary refusal.
+	first := make(chan error, 1)
+	items := make(chan services.StreamItem)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer close(items)
+		started := false
+		err := s.forum.Stream(ctx, who, since, func(it services.StreamItem) error {
+			if !started {
+				started = true
+				first <- nil
+			}
+			select {
+			case items <- it:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if !started {
+			first <- err
+		}
+	}()
+	// Until the first item, wait for an admission or a refusal; an empty
+	// log sends its first heartbeat only after 15 s, so start then too.
+	select {
+	case err := <-first:
+		if err != nil {
+			cancel()
+			return err
+		}
+	case <-time.After(200 * time.Millisecond):
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set("X-Accel-Buffering", "no")
+	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer cancel()
+		w.WriteString(": parley stream\n\n")
+		w.Flush()
+		for {
+			select {
+			case it, ok := <-items:
+				if !ok {
+					return
+				}
+				fctx.Conn().SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+				if err := writeSSE(w, it); err != nil {
+					return
+				}
+			case <-fctx.Done(): // the server shuts down
+				return
+			}
+		}
+	})
+	return nil
+}
+
+func writeSSE(w *bufio.Writer, it services.StreamItem) error {
+	if it.Type == "" {
+		w.WriteString(": heartbeat\n\n")
+		return w.Flush()
+	}
+	data, err := json.Marshal(it.Data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "event: %s\nid: %s\ndata: %s\n\n", it.Type, it.Cursor, data)
+	return w.Flush()
+}
