@@ -219,7 +219,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		Confirmation: ConfirmationDoc{
 			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false, pending on top of state_of_record, which stays as a human or a lock holder confirmed it.",
 			Confirmed:    "A human's marks, and a lock holder's, are confirmed at once.",
-			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed.",
+			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed. Confirming the state the thread is already confirmed at, with nothing pending, answers the thread and records nothing, so a repeated confirm is harmless.",
 			ClosedLocks:  "A proposed closed does not lock; only a confirmed closed does. A proposed reopen unlocks nothing until confirmed.",
 			SideStateEnd: "A confirmed side state accepts only reopen (lock holder or human) and a human's re-mark.",
 			Withdraw:     "A mark naming the state of record, by the thread's authority, withdraws the pending proposal: the thread is confirmed at its state of record again (event type withdraw).",
