@@ -3,6 +3,7 @@ package services
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -378,16 +379,37 @@ func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) 
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&obj); err != nil || obj == nil {
-		msg := fmt.Sprintf("%s must be a JSON object", name)
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return nil, Refuse(InvalidBody, "%s", msg).On(field)
+		return nil, Refuse(InvalidBody, "%s must be a JSON object%s", name, notAnObject(raw, err)).On(field)
 	}
 	if dec.More() {
 		return nil, Refuse(InvalidBody, "%s must hold exactly one JSON object", name).On(field)
 	}
 	return obj, nil
+}
+
+// notAnObject says, in words for people and models, what was sent
+// instead of an object; encoding/json's own messages name Go types.
+func notAnObject(raw []byte, err error) string {
+	var syntax *json.SyntaxError
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0:
+		return ", and nothing was sent"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf(", and this is not valid JSON (at byte %d)", syntax.Offset)
+	case err != nil && !json.Valid(raw):
+		return ", and this is not valid JSON (it ends too early)"
+	}
+	switch t := bytes.TrimSpace(raw); {
+	case t[0] == '[':
+		return ", not a list"
+	case t[0] == '"':
+		return ", not a string"
+	case t[0] == 'n':
+		return ", not null"
+	case t[0] == 't' || t[0] == 'f':
+		return ", not true or false"
+	}
+	return ", not a number"
 }
 
 // nullField answers an explicit null (PARLEY.md §3, errata 1): null is not a
