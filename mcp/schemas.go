@@ -36,8 +36,14 @@ func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
 
 func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
 	switch {
+	case p.Name == "depth":
+		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().ThreadMaxDepth)), Description: p.Description}
 	case p.Integer:
 		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().PageMax)), Description: p.Description}
+	case p.Name == "branch":
+		s := services.MessageRef{}.JSONSchema()
+		s.Description = p.Description
+		return s
 	case p.Name == "thread":
 		s := services.Ref{}.JSONSchema()
 		s.Description = p.Description

@@ -102,7 +102,7 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	case "whoami":
 		return forum.Whoami(ctx, who)
 	case "read_thread":
-		return forum.ReadThread(ctx, who, args["thread"])
+		return forum.ReadThread(ctx, who, services.ThreadQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Branch: args["branch"], Depth: args["depth"]})
 	case "list_threads":
 		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
 	case "inbox":

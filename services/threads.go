@@ -12,9 +12,13 @@ import (
 )
 
 // ThreadView answers read_thread: the thread and its tree of messages.
+// Cursor and More are there only when the read asked for a part of the
+// thread (ThreadQuery), so a plain read is what it always was.
 type ThreadView struct {
 	Thread   Thread     `json:"thread"`
 	Messages []*Message `json:"messages"`
+	Cursor   *string    `json:"cursor,omitempty" jsonschema_description:"Only when since, limit, branch or depth was given: the position of the last message returned (or since, unchanged, when none was); pass it back as since to read only newer messages."`
+	More     *bool      `json:"more,omitempty" jsonschema_description:"Only when since, limit, branch or depth was given: true when limit left matching messages out; read on with since set to cursor."`
 }
 
 // ThreadPage answers list_threads.
@@ -35,12 +39,17 @@ type ListQuery struct {
 }
 
 // ReadThread returns a thread with its messages nested by parent, each
-// level in order of creation. The tree is read in one query.
-func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (ThreadView, error) {
+// level in order of creation, or the part of them q asks for (see
+// ThreadQuery). The tree is read in one query.
+func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (ThreadView, error) {
 	if err := need(who, RightRead); err != nil {
 		return ThreadView{}, err
 	}
-	id, err := threadRef(thread)
+	id, err := threadRef(q.Thread)
+	if err != nil {
+		return ThreadView{}, err
+	}
+	part, err := f.parsePart(q)
 	if err != nil {
 		return ThreadView{}, err
 	}
@@ -56,7 +65,10 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 	if err := db.Where("thread_id = ?", id).Order("id").Find(&rows).Error; err != nil {
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
-	return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+	if part == nil {
+		return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+	}
+	return part.view(th, rows)
 }
 
 // nest builds the tree from messages in creation order: a parent always
@@ -168,7 +180,7 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	if since == version {
 		return ThreadPageView{Version: version, Unchanged: true}, nil
 	}
-	view, err := f.ReadThread(ctx, who, thread)
+	view, err := f.ReadThread(ctx, who, ThreadQuery{Thread: thread})
 	if err != nil {
 		return ThreadPageView{}, err
 	}
