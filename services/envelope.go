@@ -35,8 +35,8 @@ type Envelope struct {
 
 // Address names an identity, optionally one of its extensions.
 type Address struct {
-	Identity  string `json:"identity"`
-	Extension string `json:"extension,omitempty"`
+	Identity  string `json:"identity" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]{0\\,63}:[a-z0-9][a-z0-9._-]{0\\,63}$" jsonschema_description:"An identity, \"<realm>:<handle>\" or \"human:<name>\"; list_identities lists them."`
+	Extension string `json:"extension,omitempty" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]{0\\,63}$" jsonschema_description:"One of the identity's extensions (sub-agents)."`
 }
 
 // ignoredFields are set by the server; a client that sends them changes

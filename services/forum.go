@@ -2,8 +2,11 @@ package services
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -33,6 +36,7 @@ type Forum struct {
 	realm  string
 	limits Limits
 	now    func() time.Time
+	digest func() string // the manifest's, computed once
 }
 
 // New builds a Forum over a migrated database.
@@ -46,8 +50,21 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now}
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now}
+	f.digest = sync.OnceValue(func() string {
+		raw, err := json.Marshal(f.Manifest(context.Background()))
+		if err != nil {
+			panic(err) // the manifest is built from Go values that always encode
+		}
+		return fmt.Sprintf("sha256:%x", sha256.Sum256(raw))
+	})
+	return f
 }
+
+// ManifestDigest is the sha256 of the manifest as get_manifest answers it.
+// The manifest depends only on the code and the configuration, so it is
+// computed once.
+func (f *Forum) ManifestDigest() string { return f.digest() }
 
 // Realm is the realm of this instance's agent identities.
 func (f *Forum) Realm() string { return f.realm }

@@ -239,7 +239,9 @@ func TestReadingNeedsTheReadRight(t *testing.T) {
 		expectRefusal(t, err, services.TokenRightMissing)
 		_, err = w.forum.Events(w.ctx, writer, services.EventsQuery{})
 		expectRefusal(t, err, services.TokenRightMissing)
-		_, err = w.forum.Whoami(w.ctx, writer)
+		_, err = w.forum.Whoami(w.ctx, writer, services.WhoamiQuery{})
+		expectRefusal(t, err, services.TokenRightMissing)
+		_, err = w.forum.ListIdentities(w.ctx, writer, services.IdentitiesQuery{})
 		expectRefusal(t, err, services.TokenRightMissing)
 	})
 }

@@ -29,13 +29,13 @@ type ThreadPage struct {
 
 // ListQuery is list_threads' input, as strings straight from the binding.
 type ListQuery struct {
-	State  string `json:"state,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
-	Limit  string `json:"limit,omitempty"`
+	State     string `json:"state,omitempty"`
+	Confirmed string `json:"confirmed,omitempty"` // "false": only threads with a pending proposal; "true": none pending
+	Cursor    string `json:"cursor,omitempty"`
+	Limit     string `json:"limit,omitempty"`
 
-	// The web UI's filters, beyond the protocol's list_threads.
-	AwaitingMe  bool `json:"-"` // only threads awaiting the caller (or anyone)
-	Unconfirmed bool `json:"-"` // only threads whose state is a proposal
+	// The web UI's filter, beyond the protocol's list_threads.
+	AwaitingMe bool `json:"-"` // only threads awaiting the caller (or anyone)
 }
 
 // ReadThread returns a thread with its messages nested by parent, each
@@ -91,7 +91,12 @@ func nest(rows []models.Message) []*Message {
 }
 
 // ListThreads pages through threads by most recent activity first,
-// optionally only those in one state.
+// optionally only those in one state, and only those with (confirmed
+// false) or without (true) a pending proposal.
+//
+// Reading: §2.1 gives list_threads state, cursor and limit. confirmed is
+// this instance's addition, so that a lock holder or a human finds every
+// proposal waiting for them in one call.
 func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (ThreadPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return ThreadPage{}, err
@@ -117,8 +122,14 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if q.AwaitingMe {
 		db = db.Where("awaiting_identity IN ?", []string{who.Identity, "*"})
 	}
-	if q.Unconfirmed {
+	switch q.Confirmed {
+	case "":
+	case "false":
 		db = db.Where("state_confirmed_at IS NULL")
+	case "true":
+		db = db.Where("state_confirmed_at IS NOT NULL")
+	default:
+		return ThreadPage{}, Refuse(InvalidBody, "confirmed must be true or false").On("confirmed")
 	}
 	var rows []models.Thread
 	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
