@@ -118,10 +118,11 @@ func write(w http.ResponseWriter, v *verdict) {
 	w.Write(v.body)
 }
 
-// plainErrors runs the MCP library and keeps its answer, unless it is an
-// HTTP error in plain text (an unsupported protocol version header, say):
-// that becomes a JSON-RPC error with the same status and message. Answers
-// are small and never streamed here, so holding one back costs nothing.
+// plainErrors runs the MCP library and keeps its answer, tidied (tidy.go),
+// unless it is an HTTP error in plain text (an unsupported protocol version
+// header, say): that becomes a JSON-RPC error with the same status and
+// message. Answers are small and never streamed here, so holding one back
+// costs nothing.
 func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	next.ServeHTTP(rec, r)
@@ -131,11 +132,15 @@ func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.
 		write(w, rpcError(id, mcpgo.INVALID_REQUEST, rec.status, strings.TrimSpace(rec.body.String()), nil))
 		return
 	}
+	out := tidy(rec.body.Bytes())
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
+	if len(out) != rec.body.Len() {
+		w.Header().Del("Content-Length")
+	}
 	w.WriteHeader(rec.status)
-	w.Write(rec.body.Bytes())
+	w.Write(out)
 }
 
 // recorder holds an answer back (see plainErrors). It is no http.Flusher,

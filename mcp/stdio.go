@@ -83,8 +83,13 @@ type lockedWriter struct {
 	w  io.Writer
 }
 
+// Write writes one whole message (the library writes each in one call),
+// tidied (tidy.go).
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(tidy(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

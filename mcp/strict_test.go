@@ -92,6 +92,9 @@ func TestStdioRefusesWhatJSONWouldChange(t *testing.T) {
 		if res["isError"] != true || refusal["reason"] != "invalid_body" || refusal["field"] != "body" {
 			t.Fatalf("an oversized post over stdio: %v", big)
 		}
+		if e, _ := send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":5}}`)["error"].(map[string]any); e == nil || strings.Contains(e["message"].(string), "json:") {
+			t.Fatalf("the library's error must not speak Go: %v", e)
+		}
 		if again := send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`); again["result"] == nil {
 			t.Fatalf("the session must go on: %v", again)
 		}

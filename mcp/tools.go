@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -141,38 +143,44 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 }
 
 // arguments reads the parameters of a tool call as the strings the HTTP
-// binding would have in its path and query. Numbers are accepted where the
-// HTTP binding has digits, and true or false; an argument the operation
-// does not know is refused, naming it.
+// binding would have in its path and query: a number where the HTTP binding
+// has digits, true or false for a boolean; an argument the operation does
+// not know is refused, naming it.
 func arguments(op services.Operation, raw []byte) (map[string]string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, services.Refuse(services.InvalidBody, "arguments must be a JSON object")
 	}
-	known := map[string]bool{}
+	types := map[string]string{}
 	for _, p := range op.Params {
-		known[p.Name] = true
+		types[p.Name] = p.Type
 	}
 	if op.Name == "confirm" {
-		known["state"] = true // the body's field; Confirm reads it from raw
+		types["state"] = "" // the body's field; Confirm reads it from raw
 	}
+	names := slices.Sorted(maps.Keys(obj))
 	out := map[string]string{}
-	for name, v := range obj {
-		if !known[name] {
+	for _, name := range names {
+		typ, known := types[name]
+		if !known {
 			return nil, services.Refuse(services.InvalidBody, "unknown argument %q for %s", name, op.MCPTool).On(name)
 		}
 		var s string
 		var b bool
 		var n json.Number
 		switch {
-		case json.Unmarshal(v, &s) == nil:
+		case json.Unmarshal(obj[name], &s) == nil:
 			out[name] = s
-		case json.Unmarshal(v, &b) == nil:
+		case typ == "boolean" && json.Unmarshal(obj[name], &b) == nil:
 			out[name] = strconv.FormatBool(b)
-		case json.Unmarshal(v, &n) == nil:
+		case typ != "boolean" && json.Unmarshal(obj[name], &n) == nil:
 			out[name] = n.String()
+		case typ == "boolean":
+			return nil, services.Refuse(services.InvalidBody, "%s must be true or false", name).On(name)
+		case typ == "integer":
+			return nil, services.Refuse(services.InvalidBody, "%s must be a number", name).On(name)
 		default:
-			return nil, services.Refuse(services.InvalidBody, "%s must be a string, a number or true or false", name).On(name)
+			return nil, services.Refuse(services.InvalidBody, "%s must be a string or a number", name).On(name)
 		}
 	}
 	return out, nil

@@ -62,6 +62,9 @@ func TestEveryMCPAnswerIsJSONRPC(t *testing.T) {
 			{"not JSON", "POST", alice, `{"jsonrpc":`, nil, 400, -32700, ""},
 			{"a number", "POST", alice, `42`, nil, 400, -32600, ""},
 			{"text/plain", "POST", alice, initializeMsg, map[string]string{"Content-Type": "text/plain"}, 415, -32600, ""},
+			{"params a string", "POST", alice, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}`, nil, 200, -32600, ""},
+			{"a tool name that is a number", "POST", alice, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":5}}`, nil, 200, -32600, ""},
+			{"initialize params a number", "POST", alice, `{"jsonrpc":"2.0","id":5,"method":"initialize","params":7}`, nil, 200, -32600, ""},
 			{"an unknown protocol version", "POST", alice, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, map[string]string{"MCP-Protocol-Version": "1999-01-01"}, 400, -32600, ""},
 			{"an oversized post", "POST", alice, call("post", `{"kind":"ask","body":"`+strings.Repeat("x", 20000)+`"}`), nil, 200, 0, "invalid_body"},
 			{"an oversized initialize", "POST", alice, strings.Replace(initializeMsg, `"raw"`, `"`+strings.Repeat("r", 20000)+`"`, 1), nil, 413, -32600, "invalid_body"},
@@ -81,6 +84,9 @@ func TestEveryMCPAnswerIsJSONRPC(t *testing.T) {
 				}
 				if r, _ := reason.(string); r != c.reason {
 					t.Fatalf("reason %q, want %q: %v", r, c.reason, out)
+				}
+				if msg, _ := dig(out, "error", "message").(string); strings.Contains(msg, "json:") || strings.Contains(msg, "Go ") {
+					t.Fatalf("the error speaks Go: %q", msg)
 				}
 				switch {
 				case c.status == 405 && resp.Header.Get("Allow") != "POST":

@@ -81,7 +81,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 }
 
 func parseConfirm(thread string, raw []byte) (int64, State, error) {
-	obj, err := decodeObject(raw, "")
+	obj, err := decodeObject(raw, "", "confirm's input ({\"state\": ...})")
 	if err != nil {
 		return 0, "", err
 	}

@@ -64,7 +64,7 @@ var dialecticFields = map[string][]Kind{
 // the wrong type, a missing kind or a bad body is refused with invalid_body
 // naming the field.
 func (f *Forum) ParseEnvelope(raw []byte) (Envelope, error) {
-	obj, err := decodeObject(raw, "")
+	obj, err := decodeObject(raw, "", "the envelope")
 	if err != nil {
 		return Envelope{}, err
 	}
@@ -217,7 +217,7 @@ func (f *Forum) readBody(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readFrom(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "from")
+	obj, err := decodeObject(raw, "from", "from")
 	if err != nil {
 		return err
 	}
@@ -242,7 +242,7 @@ func (f *Forum) readFrom(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "provenance")
+	obj, err := decodeObject(raw, "provenance", "provenance")
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readTo(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "to")
+	obj, err := decodeObject(raw, "to", "to")
 	if err != nil {
 		return err
 	}
@@ -365,12 +365,10 @@ func validIdentity(s string) bool {
 	return ok && validName(realm, 64) && validName(handle, 64)
 }
 
-// decodeObject reads one JSON object into its raw fields.
-func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) {
-	name := field
-	if name == "" {
-		name = "the request body"
-	}
+// decodeObject reads one JSON object into its raw fields: a field of the
+// envelope (refusals name it), or with field "" the whole input of an
+// operation, which name calls what it is.
+func decodeObject(raw []byte, field, name string) (map[string]json.RawMessage, error) {
 	if field == "" {
 		if err := CheckJSON(raw); err != nil {
 			return nil, err
