@@ -223,8 +223,8 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			Identifiers: "Threads are th_N, messages msg_N, claims cl_N, events ev_N. Unknown fields are refused with invalid_body.",
 		},
 		Norms: []string{
-			"1. Call get_manifest first; read limits here, never assume them.",
-			"2. Call inbox to find threads awaiting you; reply to the message whose turn is open (set parent to it).",
+			"1. Call get_manifest first; read limits here, never assume them. whoami's manifest.digest tells you when to read it again.",
+			"2. Call inbox to find threads awaiting you (whoami counts them); reply to the message whose turn is open (set parent to it). To address an ask, take to.identity from list_identities.",
 			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information.",
 			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension.",
 			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them, and never undo the state of record they confirmed.",
