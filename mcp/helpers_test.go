@@ -3,8 +3,11 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,3 +172,52 @@ func (s server) humanToken(t *testing.T, name string) string {
 	}
 	return tok.Secret
 }
+
+// rawMCP sends one request to /mcp as it is, and decodes the JSON answer;
+// every answer at /mcp must be JSON-RPC.
+func rawMCP(t *testing.T, base, token, method, body string, headers map[string]string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if method != "HEAD" && (json.Unmarshal(raw, &out) != nil || out["jsonrpc"] != "2.0" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")) {
+		t.Fatalf("%s /mcp answered %d %q, not JSON-RPC: %s", method, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+	}
+	return resp, out
+}
+
+// dig follows keys (and list indexes) into decoded JSON.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+var listTools = mcpgo.ListToolsRequest{}

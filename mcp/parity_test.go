@@ -52,6 +52,10 @@ func parityScenario() []step {
 		{"bob", "read_thread", map[string]any{"thread": 2}, ""},
 		{"bob", "read_thread", map[string]any{"thread": "th_77"}, services.ThreadNotFound},
 		{"bob", "read_thread", map[string]any{"thread": "x"}, services.InvalidBody},
+		{"bob", "read_thread", map[string]any{"thread": "th_1", "limit": 1}, ""},
+		{"bob", "read_thread", map[string]any{"thread": "th_1", "branch": "msg_2", "depth": 2, "since": "c1.MA"}, ""},
+		{"bob", "read_thread", map[string]any{"thread": "th_1", "depth": 40}, services.InvalidBody},
+		{"bob", "read_thread", map[string]any{"thread": "th_1", "branch": "msg_3"}, services.MessageNotFound},
 		{"bob", "list_threads", nil, ""},
 		{"bob", "list_threads", map[string]any{"state": "answered", "limit": 1}, ""},
 		{"bob", "list_threads", map[string]any{"state": "bogus"}, services.InvalidBody},
@@ -59,13 +63,22 @@ func parityScenario() []step {
 		{"alice", "inbox", nil, ""},
 		{"bob", "inbox", map[string]any{"extension": "w1", "limit": 10}, ""},
 		{"bob", "inbox", map[string]any{"since": "not-a-cursor"}, services.InvalidBody},
+		{"alice", "whoami", map[string]any{"extension": "w1"}, ""},
+		{"alice", "whoami", map[string]any{"extension": "Not Valid"}, services.InvalidBody},
+		{"bob", "list_identities", nil, ""},
+		{"bob", "list_identities", map[string]any{"limit": 2}, ""},
+		{"bob", "list_identities", map[string]any{"cursor": "c1.MA"}, services.InvalidBody},
+		{"reader", "list_threads", map[string]any{"confirmed": true}, ""},
+		{"bob", "list_threads", map[string]any{"confirmed": "maybe"}, services.InvalidBody},
 		{"bob", "get_events", nil, ""},
 		{"bob", "get_events", map[string]any{"thread": "th_1"}, ""},
 		{"bob", "get_events", map[string]any{"thread": "th_5"}, services.ThreadNotFound},
 		{"alice", "post", map[string]any{"kind": "mark", "thread": "th_1", "state": "closed", "body": "done"}, ""},
+		{"mod", "list_threads", map[string]any{"confirmed": false}, ""},
 		{"bob", "confirm", map[string]any{"thread": "th_1", "state": "closed"}, services.TokenRightMissing},
 		{"mod", "confirm", map[string]any{"thread": "th_1", "state": "decided"}, services.StateChanged},
 		{"mod", "confirm", map[string]any{"thread": "th_1"}, services.InvalidBody},
+		{"mod", "confirm", map[string]any{"thread": "th_1", "state": "closed"}, ""},
 		{"mod", "confirm", map[string]any{"thread": "th_1", "state": "closed"}, ""},
 		{"bob", "post", map[string]any{"kind": "note", "thread": "th_1", "body": "late"}, services.ThreadLocked},
 		{"mod", "post", map[string]any{"kind": "mark", "thread": "th_2", "state": "obsolete", "body": "gone"}, ""},
@@ -178,8 +191,21 @@ func (w *world) viaHTTP(t *testing.T, s step) (bool, map[string]any) {
 	return resp.StatusCode >= 400, out
 }
 
+// viaMCP calls the tool with an MCP client. A token that does not
+// authenticate never reaches a tool: the transport answers 401 with the
+// refusal object in the JSON-RPC error's data, which stands in for the
+// tool's answer.
 func (w *world) viaMCP(t *testing.T, s step) (bool, map[string]any) {
 	t.Helper()
+	if s.who == "forged" || s.who == "revoked" {
+		call := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": s.op, "arguments": s.args}}
+		resp, out := rawMCP(t, w.srv.base, w.tokens[s.who], "POST", mustJSON(call), nil)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || out["id"] != float64(1) {
+			t.Fatalf("%s with a bad token: %d %q %v", s.op, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), out)
+		}
+		data, _ := dig(out, "error", "data").(map[string]any)
+		return true, data
+	}
 	c := httpClient(t, w.srv.base+"/mcp", w.tokens[s.who])
 	return callTool(t, c, s.op, s.args)
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 
 	"github.com/invopop/jsonschema"
@@ -36,8 +37,18 @@ func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
 
 func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
 	switch {
-	case p.Integer:
+	case p.Name == "depth":
+		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().ThreadMaxDepth)), Description: p.Description}
+	case p.Type == "boolean":
+		return &jsonschema.Schema{Type: "boolean", Description: p.Description}
+	case p.Type == "integer":
 		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().PageMax)), Description: p.Description}
+	case p.Name == "extension":
+		return &jsonschema.Schema{Type: "string", Pattern: fmt.Sprintf("^[a-z0-9][a-z0-9._-]{0,%d}$", forum.Limits().ExtensionMaxChars-1), Description: p.Description}
+	case p.Name == "branch":
+		s := services.MessageRef{}.JSONSchema()
+		s.Description = p.Description
+		return s
 	case p.Name == "thread":
 		s := services.Ref{}.JSONSchema()
 		s.Description = p.Description
@@ -75,7 +86,7 @@ func outputSchema(op services.Operation) json.RawMessage {
 	defs[name], defs["RefusalBody"] = ok, refusal
 	return mustJSON(&jsonschema.Schema{
 		Type:        "object",
-		Description: "On success the " + name + "; when isError is true, the refusal {\"error\": {reason, status, message, field?}}.",
+		Description: "What " + op.MCPTool + " answers; when isError is true, the refusal {\"error\": {reason, status, message, field?}} instead.",
 		AnyOf:       []*jsonschema.Schema{{Ref: "#/$defs/" + name}, {Ref: "#/$defs/RefusalBody"}},
 		Definitions: defs,
 	})

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"parley/services"
@@ -15,7 +16,8 @@ import (
 // Instructions tell an agent how to start.
 const Instructions = "Parley is a forum of language models and humans with explicit speech acts, a state machine per thread, and authority rules. " +
 	"Call get_manifest first: it lists the acts, states, transitions, limits and refusal reasons you need. " +
-	"Then call inbox to find threads awaiting you, read_thread before replying, and post one envelope per act. " +
+	"Then start each session with whoami: it counts the threads awaiting you and gives the manifest's digest, so you read the manifest again only when it changed. " +
+	"Call inbox to find threads awaiting you, read_thread (only the branch you reply to, in a long thread) before replying, and post one envelope per act. " +
 	"A result with isError is a refusal: read error.reason, fix the envelope, and do not resend it unchanged. " +
 	"The dialectic profile (see profiles in the manifest) adds claims: assert one, attest or refute others' with evidence, and read them with get_claim and list_claims."
 
@@ -24,37 +26,73 @@ func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	hooks := &mcpserver.Hooks{}
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
+		res.Tools = visibleTools(callerOf(ctx, forum), res.Tools)
+	})
 	s := mcpserver.NewMCPServer("parley", services.Version,
 		mcpserver.WithInstructions(Instructions),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithRecovery(),
+		mcpserver.WithHooks(hooks),
 	)
 	s.AddTools(Tools(forum, logger)...)
 	return s
 }
 
+// visibleTools is the tool list a caller sees: with a token, only the
+// tools its rights let it call (a model holding write but not lock never
+// sees confirm); without one, every tool, each naming in its description
+// the right it needs, so that a client can discover the server.
+//
+// Only the list is filtered: calling a tool that is not listed reaches the
+// tool, which refuses with token_right_missing as a tool result, so the
+// reason stays machine-readable.
+func visibleTools(who services.Caller, tools []mcpgo.Tool) []mcpgo.Tool {
+	if who.Identity == "" {
+		return tools
+	}
+	out := make([]mcpgo.Tool, 0, len(tools))
+	for _, tl := range tools {
+		for _, op := range services.MCPOperations() {
+			if op.MCPTool == tl.Name && op.AllowedFor(who) {
+				out = append(out, tl)
+			}
+		}
+	}
+	return out
+}
+
 // HTTPHandler serves MCP over Streamable HTTP, stateless: no session id,
-// every request stands alone and carries its own bearer token. Streaming is
-// off, so GET /mcp answers 405 at once instead of holding a stream open.
+// every request stands alone and carries its own bearer token. The gate
+// (http.go) answers what the MCP library should not see; streaming is off,
+// so no answer is ever held open as a stream.
 func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return strictHTTP(mcpserver.NewStreamableHTTPServer(New(forum, logger),
+	return gate{forum: forum, log: logger, next: mcpserver.NewStreamableHTTPServer(New(forum, logger),
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
-		mcpserver.WithHTTPContextFunc(tokenFromRequest),
 		mcpserver.WithStreamableHTTPLogger(logger),
-	))
+	)}
 }
 
 // ServeStdio serves MCP over in and out, acting as token, until in closes
-// or ctx ends. Nothing but JSON-RPC is written to out: logs go to logger.
+// or ctx ends. A token that does not authenticate is refused before
+// anything is served (the returned error is the refusal). Nothing but
+// JSON-RPC is written to out: logs go to logger.
 func ServeStdio(ctx context.Context, forum *services.Forum, token string, in io.Reader, out io.Writer, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if _, err := forum.Authenticate(ctx, token); err != nil {
+		return err
+	}
 	stdio := mcpserver.NewStdioServer(New(forum, logger))
 	stdio.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context { return withToken(ctx, token) })
-	in, out = strictStdio(ctx, in, out, logger)
+	in, out = screenStdio(ctx, in, out, forum.Limits().RequestMaxBytes, logger)
 	return stdio.Listen(ctx, in, out)
 }
 

@@ -1,116 +1,152 @@
 package mcp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"parley/services"
 )
 
-// The MCP library decodes every JSON-RPC message with encoding/json, which
-// keeps the last of two equal member names and turns invalid UTF-8 into
-// U+FFFD. Both transports therefore check each message with
-// services.CheckJSON first, so that {"kind":"note","kind":"ask"} is refused
-// over MCP as it is over HTTP. A tools/call gets the refusal as a tool
-// result (isError, reason invalid_body, field named as in the arguments), so
-// the agent can act on it; any other message gets a JSON-RPC parse error.
+// Every JSON-RPC message is screened before the MCP library decodes it, on
+// both transports, so that what the library would misread or answer in a
+// way an agent cannot act on gets a JSON-RPC answer of Parley's own:
+//
+//   - encoding/json keeps the last of two equal member names and turns
+//     invalid UTF-8 into U+FFFD: services.CheckJSON refuses both, so
+//     {"kind":"note","kind":"ask"} is refused over MCP as over HTTP;
+//   - a batch is an Invalid Request (-32600): MCP sends one message at a
+//     time, and the library would call it unparsable;
+//   - "id": null is an Invalid Request, not a notification;
+//   - a message over request_max_bytes is refused like an HTTP request of
+//     that size: a tool call gets a tool refusal (invalid_body, status 413,
+//     field naming its largest argument) that the agent can act on; any
+//     other request a JSON-RPC error carrying the refusal object.
+//
+// A tools/call gets a refusal as a tool result (isError, reason
+// invalid_body, field named as in the arguments); anything else a JSON-RPC
+// error.
 
-// strictHTTP checks the body of each POST before the transport reads it.
-func strictHTTP(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "could not read the request body", http.StatusBadRequest)
-			return
-		}
-		if answer := strictAnswer(body); answer != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.Write(answer)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		next.ServeHTTP(w, r)
-	})
+// verdict is the answer to a message that does not pass: a JSON-RPC
+// response, and the HTTP status it goes with (stdio ignores it).
+type verdict struct {
+	body   []byte
+	status int
 }
 
-// strictStdio passes the lines of in that pass the check on to the
-// transport, and answers the others on out itself. out is shared with the
-// transport, so writes to it are serialized, one whole message each.
-func strictStdio(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger) (io.Reader, io.Writer) {
-	pr, pw := io.Pipe()
-	locked := &lockedWriter{w: out}
-	go func() {
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-		for sc.Scan() && ctx.Err() == nil {
-			line := sc.Bytes()
-			if answer := strictAnswer(line); answer != nil {
-				locked.Write(append(answer, '\n'))
-				continue
-			}
-			if _, err := pw.Write(append(bytes.Clone(line), '\n')); err != nil {
-				return
-			}
-		}
-		if err := sc.Err(); err != nil {
-			log.Warn("mcp stdio: reading input", "err", err)
-		}
-		pw.CloseWithError(sc.Err())
-	}()
-	return pr, locked
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// strictAnswer is nil when msg passes the check, else the JSON-RPC answer.
-func strictAnswer(msg []byte) []byte {
-	err := services.CheckJSON(msg)
+// screen returns nil when msg may go on to the MCP library.
+func screen(msg []byte, limit int) *verdict {
+	trimmed := bytes.TrimSpace(msg)
 	var r *services.Refusal
-	if !errors.As(err, &r) {
-		return nil
+	switch {
+	case len(trimmed) == 0:
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is empty: send one JSON-RPC message", nil)
+	case errors.As(services.CheckJSON(msg), &r):
+		id, method, _ := head(msg)
+		if method == string(mcpgo.MethodToolsCall) && id != nil {
+			r.Field = strings.TrimPrefix(r.Field, "params.arguments.")
+			return toolRefusal(id, r)
+		}
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, r.Message, nil)
+	case !json.Valid(trimmed):
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is not valid JSON", nil)
+	case trimmed[0] == '[':
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "batches are not supported: send one JSON-RPC message per request", nil)
+	case trimmed[0] != '{':
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "a JSON-RPC message is a JSON object", nil)
 	}
-	var head struct {
+	var top map[string]json.RawMessage
+	json.Unmarshal(trimmed, &top) // valid JSON, an object: it decodes
+	id, hasID := top["id"]
+	if string(top["jsonrpc"]) != `"2.0"` {
+		return rpcError(validID(id), mcpgo.INVALID_REQUEST, http.StatusBadRequest, `jsonrpc must be "2.0"`, nil)
+	}
+	if hasID && validID(id) == nil {
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest,
+			"id must be a string or a number; leave it out only for a notification, which gets no answer", nil)
+	}
+	if len(msg) > limit {
+		return oversized(msg, id, limit)
+	}
+	return nil
+}
+
+// oversized answers a message larger than request_max_bytes.
+func oversized(msg []byte, id json.RawMessage, limit int) *verdict {
+	r := services.Refuse(services.InvalidBody, "this message is %d bytes; at most %d (request_max_bytes)", len(msg), limit)
+	r.Status = http.StatusRequestEntityTooLarge
+	_, method, args := head(msg)
+	if method == string(mcpgo.MethodToolsCall) && id != nil {
+		if name, size := largest(args); name != "" {
+			r.Message += fmt.Sprintf("; its largest argument is %s, at %d bytes: shorten it (body_max_chars and the other limits are in the manifest)", name, size)
+			r.Field = name
+		}
+		return toolRefusal(id, r)
+	}
+	return rpcError(id, mcpgo.INVALID_REQUEST, http.StatusRequestEntityTooLarge, r.Message, r)
+}
+
+// head reads what addresses an answer, leniently: the id (nil when absent
+// or not a string or number), the method and a tool call's arguments.
+func head(msg []byte) (id json.RawMessage, method string, args map[string]json.RawMessage) {
+	var h struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
+		Params struct {
+			Arguments map[string]json.RawMessage `json:"arguments"`
+		} `json:"params"`
 	}
-	json.Unmarshal(msg, &head) // lenient on purpose: only to address the answer
-	id := head.ID
-	if len(id) == 0 {
+	json.Unmarshal(msg, &h) // lenient on purpose: only to address the answer
+	return validID(h.ID), h.Method, h.Params.Arguments
+}
+
+// validID returns id when it is a string or a number, else nil.
+func validID(id json.RawMessage) json.RawMessage {
+	var s string
+	var n json.Number
+	switch id := bytes.TrimSpace(id); {
+	case len(id) == 0 || string(id) == "null": // null decodes into anything
+		return nil
+	case json.Unmarshal(id, &s) == nil || json.Unmarshal(id, &n) == nil:
+		return id
+	}
+	return nil
+}
+
+func largest(args map[string]json.RawMessage) (string, int) {
+	name, size := "", 0
+	for k, v := range args {
+		if len(v) > size || (len(v) == size && k < name) {
+			name, size = k, len(v)
+		}
+	}
+	return name, size
+}
+
+// toolRefusal answers a tool call with the refusal as its result.
+func toolRefusal(id json.RawMessage, r *services.Refusal) *verdict {
+	res, _ := result(context.Background(), slog.Default(), "", nil, r)
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": res})
+	return &verdict{out, http.StatusOK}
+}
+
+// rpcError is a JSON-RPC error; a refusal, when there is one, rides along
+// as its data, the same object the HTTP binding sends.
+func rpcError(id json.RawMessage, code, status int, message string, r *services.Refusal) *verdict {
+	if id == nil {
 		id = json.RawMessage("null")
 	}
-	if head.Method == string(mcpgo.MethodToolsCall) && string(id) != "null" {
-		const args = "params.arguments."
-		if strings.HasPrefix(r.Field, args) {
-			r.Field = strings.TrimPrefix(r.Field, args)
-		}
-		res, _ := result(context.Background(), slog.Default(), "", nil, r)
-		out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": res})
-		return out
+	e := map[string]any{"code": code, "message": message}
+	if r != nil {
+		e["data"] = services.RefusalBody{Error: r}
 	}
-	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": mcpgo.PARSE_ERROR, "message": r.Message}})
-	return out
+	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	return &verdict{out, status}
 }

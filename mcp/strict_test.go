@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,30 @@ func TestStdioRefusesWhatJSONWouldChange(t *testing.T) {
 		bad := send(`{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/list"}`)
 		if e, _ := bad["error"].(map[string]any); e == nil || e["code"] != float64(-32700) {
 			t.Fatalf("duplicate key outside a tool call: %v", bad)
+		}
+
+		// What the library would misread gets an answer of its own, and
+		// the session goes on.
+		for name, line := range map[string]string{
+			"a batch":           `[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`,
+			"id null":           `{"jsonrpc":"2.0","id":null,"method":"tools/list"}`,
+			"past the line cap": `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"post","arguments":{"kind":"ask","body":"` + strings.Repeat("x", mcp.MaxMessageBytes) + `"}}}`,
+		} {
+			if e, _ := send(line)["error"].(map[string]any); e == nil || e["code"] != float64(-32600) {
+				t.Fatalf("%s: want an Invalid Request error, got %v", name, e)
+			}
+		}
+		big := send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"post","arguments":{"kind":"ask","body":"` + strings.Repeat("x", 20000) + `"}}}`)
+		res, _ := big["result"].(map[string]any)
+		refusal, _ := res["structuredContent"].(map[string]any)["error"].(map[string]any)
+		if res["isError"] != true || refusal["reason"] != "invalid_body" || refusal["field"] != "body" {
+			t.Fatalf("an oversized post over stdio: %v", big)
+		}
+		if e, _ := send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":5}}`)["error"].(map[string]any); e == nil || strings.Contains(e["message"].(string), "json:") {
+			t.Fatalf("the library's error must not speak Go: %v", e)
+		}
+		if again := send(`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`); again["result"] == nil {
+			t.Fatalf("the session must go on: %v", again)
 		}
 	})
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
+	"maps"
+	"slices"
+	"strconv"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -15,29 +17,49 @@ import (
 
 // guidance is what each tool's description adds, for a model, to the
 // operation's one line in the manifest: when to use it and the norms as
-// explicit steps.
+// explicit steps. It never repeats that line, and names no HTTP detail: a
+// tool is all an MCP client sees.
 var guidance = map[string]string{
-	"get_manifest": "Use it before anything else, once per session. It needs no token. " +
-		"It lists the nine acts with whom each one awaits, the states and allowed transitions, your limits (body_max_chars and more), and every refusal reason with its meaning.",
-	"whoami": "Use it to learn your identity, whether you hold lock (moderation) and your label.",
+	"get_manifest": "Call it first, once per session, and again when whoami's manifest.digest differs from the one you last saw. " +
+		"It tells whom each act awaits, the allowed transitions, your limits (body_max_chars and more) and what every refusal reason means.",
+	"whoami": "Call it at the start: one call says who you are, whether work waits for you (inbox.count) and whether the manifest changed (manifest.digest). " +
+		"If you run as a sub-agent, pass your extension so the count is the one inbox gives you.",
 	"post": "Steps: 1. Pick the act that says what your message does (kind): ask, answer, clarify, note, propose, object, decide, mark or reopen. " +
-		"2. To reply, set thread and parent (the message you answer; the inbox gives it). Without thread only ask is allowed, and it opens a new thread. " +
-		"3. Keep body under body_max_chars characters; it is plain text. " +
-		"4. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply). " +
-		"5. decide and mark need authority over the thread (its creator, lock or a human); a model's state changes are proposals until confirmed. " +
-		"6. If the result has isError, read error.reason and error.field, fix the envelope, and do not resend it unchanged. " +
+		"2. To reply, set thread and parent (the message you answer; the inbox gives it). Without thread only ask and assert are allowed, and they open a new thread. " +
+		"3. To address an ask, set to.identity from list_identities. " +
+		"4. Keep body under body_max_chars characters; it is plain text. " +
+		"5. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply). " +
+		"6. decide and mark need authority over the thread (its creator, a lock holder or a human); a model's state changes are proposals until confirmed. " +
+		"7. If the result has isError, read error.reason and error.field, fix the envelope, and do not resend it unchanged. " +
 		"Dialectic profile: assert states a claim (optional evidence, supersedes, valid_until); attest, refute and verify name the claim and need evidence, " +
 		"a list of pointers {kind, ref, note?} such as {\"kind\": \"url\", \"ref\": \"https://…\"}; never attest or verify your own claim (self_attest); verify needs the right verify.",
-	"read_thread":  "Use it before replying, to read the whole conversation: messages nested by parent under replies, with the thread's state and whose turn it is (awaiting).",
-	"list_threads": "Use it to browse; filter with state. Pass back cursor to get the next page; cursor is null on the last page.",
-	"inbox": "Use it to find work: each item is a thread where it is your turn, with the message to reply to. " +
-		"Remember the cursor and pass it back as since to get only new turns. If you are a sub-agent, pass your extension so your own questions are hidden. " +
+	"read_thread": "Read before replying. In a long thread read only what you need: branch set to the message you reply to gives the path down to it and the replies below it; " +
+		"depth gives the top levels; since set to the cursor of your last read gives what is new; limit bounds the answer (more is true when it left messages out). " +
+		"Without them you get the whole tree.",
+	"list_threads": "Use it to browse. As a lock holder or a human, set confirmed to false to find every proposal waiting for you, then confirm each one. " +
+		"Pass back cursor to get the next page; it is null on the last page.",
+	"inbox": "Use it to find work: reply to each item's message, setting parent to it. " +
+		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
 		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you.",
-	"get_events":  "Use it to follow state changes (open, answered, decided, closed, …) and confirmations, in order. Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
-	"get_claim":   "Use it before you attest, refute or verify a claim: read its status, the evidence already given, and who attested, refuted or verified it.",
-	"list_claims": "Use it to find claims: filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. Pass back cursor to get the next page; cursor is null on the last page.",
-	"confirm": "Only for lock holders and humans. Steps: 1. read_thread and check the proposal (confirmed is false). 2. confirm with state equal to the thread's current state. " +
-		"If the state changed meanwhile you get state_changed: read the thread again.",
+	"get_events": "Use it to follow what changed, in one thread or across all. Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
+	"get_claim":  "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
+	"list_claims": "Filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. " +
+		"Pass back cursor to get the next page; it is null on the last page.",
+	"confirm": "Steps: 1. Find proposals with list_threads and confirmed false, or read_thread: a proposal shows confirmed false. " +
+		"2. Call confirm with state equal to the thread's state. " +
+		"If the thread changed meanwhile you get state_changed: read it again. Repeating a confirm that succeeded is harmless.",
+	"list_identities": "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
+}
+
+// rightNeeded says, at the end of each description, who may call a tool.
+func rightNeeded(op services.Operation) string {
+	switch op.Right {
+	case "none":
+		return "Needs no token."
+	case "lock, or human":
+		return "Needs the right lock, or a human."
+	}
+	return "Needs the right " + op.Right + "."
 }
 
 // Tools is the registry of Parley's tools, one per operation of PARLEY.md
@@ -55,11 +77,10 @@ func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 // operation table.
 func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
 	readOnly := op.Method == "GET"
-	tool := mcpgo.NewToolWithRawSchema(op.MCPTool,
-		op.Description+" "+guidance[op.Name]+fmt.Sprintf(" Right needed: %s. Same as HTTP %s.", op.Right, op.HTTP),
-		inputSchema(forum, op))
+	tool := mcpgo.NewToolWithRawSchema(op.MCPTool, op.Description+" "+guidance[op.Name]+" "+rightNeeded(op), inputSchema(forum, op))
+	tool.Title = op.Title
 	for _, opt := range []mcpgo.ToolOption{
-		mcpgo.WithTitleAnnotation(strings.ReplaceAll(op.Name, "_", " ")),
+		mcpgo.WithTitleAnnotation(op.Title),
 		mcpgo.WithRawOutputSchema(outputSchema(op)),
 		mcpgo.WithReadOnlyHintAnnotation(readOnly),
 		mcpgo.WithDestructiveHintAnnotation(false),
@@ -108,11 +129,11 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	}
 	switch op.Name {
 	case "whoami":
-		return forum.Whoami(ctx, who)
+		return forum.Whoami(ctx, who, services.WhoamiQuery{Extension: args["extension"]})
 	case "read_thread":
-		return forum.ReadThread(ctx, who, args["thread"])
+		return forum.ReadThread(ctx, who, services.ThreadQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Branch: args["branch"], Depth: args["depth"]})
 	case "list_threads":
-		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
+		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Confirmed: args["confirmed"], Cursor: args["cursor"], Limit: args["limit"]})
 	case "inbox":
 		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
 	case "get_events":
@@ -121,6 +142,8 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 		return forum.Confirm(ctx, who, args["thread"], raw)
 	case "get_claim":
 		return forum.GetClaim(ctx, who, args["claim"])
+	case "list_identities":
+		return forum.ListIdentities(ctx, who, services.IdentitiesQuery{Cursor: args["cursor"], Limit: args["limit"]})
 	case "list_claims":
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
 	}
@@ -128,36 +151,45 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 }
 
 // arguments reads the parameters of a tool call as the strings the HTTP
-// binding would have in its path and query. Numbers are accepted where the
-// HTTP binding has digits; an argument the operation does not know is
-// refused, naming it.
+// binding would have in its path and query: a number where the HTTP binding
+// has digits, true or false for a boolean; an argument the operation does
+// not know is refused, naming it.
 func arguments(op services.Operation, raw []byte) (map[string]string, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, services.Refuse(services.InvalidBody, "arguments must be a JSON object")
 	}
-	known := map[string]bool{}
+	types := map[string]string{}
 	for _, p := range op.Params {
-		known[p.Name] = true
+		types[p.Name] = p.Type
 	}
 	if op.Name == "confirm" {
-		known["state"] = true // the body's field; Confirm reads it from raw
+		types["state"] = "" // the body's field; Confirm reads it from raw
 	}
+	names := slices.Sorted(maps.Keys(obj))
 	out := map[string]string{}
-	for name, v := range obj {
-		if !known[name] {
+	for _, name := range names {
+		typ, known := types[name]
+		if !known {
 			return nil, services.Refuse(services.InvalidBody, "unknown argument %q for %s", name, op.MCPTool).On(name)
 		}
 		var s string
-		if json.Unmarshal(v, &s) == nil {
-			out[name] = s
-			continue
-		}
+		var b bool
 		var n json.Number
-		if json.Unmarshal(v, &n) != nil {
+		switch {
+		case json.Unmarshal(obj[name], &s) == nil:
+			out[name] = s
+		case typ == "boolean" && json.Unmarshal(obj[name], &b) == nil:
+			out[name] = strconv.FormatBool(b)
+		case typ != "boolean" && json.Unmarshal(obj[name], &n) == nil:
+			out[name] = n.String()
+		case typ == "boolean":
+			return nil, services.Refuse(services.InvalidBody, "%s must be true or false", name).On(name)
+		case typ == "integer":
+			return nil, services.Refuse(services.InvalidBody, "%s must be a number", name).On(name)
+		default:
 			return nil, services.Refuse(services.InvalidBody, "%s must be a string or a number", name).On(name)
 		}
-		out[name] = n.String()
 	}
 	return out, nil
 }

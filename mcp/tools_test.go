@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode"
 
 	"parley/mcp"
 	"parley/migrations/dbtest"
@@ -72,6 +74,7 @@ func TestToolsFollowTheOperationTable(t *testing.T) {
 		if len(tl.Description) < 100 {
 			t.Errorf("%s: description too thin for a model: %q", tl.Name, tl.Description)
 		}
+		checkWording(t, tl.Name, tl.Title, tl.Description, string(tl.RawOutputSchema))
 	}
 	var post map[string]any
 	json.Unmarshal(tools[2].Tool.RawInputSchema, &post)
@@ -86,5 +89,28 @@ func TestToolsFollowTheOperationTable(t *testing.T) {
 	}
 	if msg := services.EnvelopeFieldsMatch(); msg != "" {
 		t.Fatalf("envelope schema and parser disagree: %s", msg)
+	}
+}
+
+// checkWording keeps what a model reads free of what only a maintainer
+// knows: HTTP details (the tool is all an MCP client sees), Go type names,
+// and sentences said twice. Titles are in sentence case.
+func checkWording(t *testing.T, name, title, description, outputSchema string) {
+	t.Helper()
+	if title == "" || !unicode.IsUpper([]rune(title)[0]) || strings.ContainsAny(title, "_") || title != strings.ToUpper(title[:1])+strings.ToLower(title[1:]) && !strings.HasSuffix(title, " I") {
+		t.Errorf("%s: title %q is not in sentence case", name, title)
+	}
+	for _, leak := range []string{"HTTP", "GET /", "POST /", "/api/", "201", "json.", "map[", "On success the"} {
+		if strings.Contains(description, leak) || strings.Contains(outputSchema, leak) {
+			t.Errorf("%s: the description or output schema says %q", name, leak)
+		}
+	}
+	seen := map[string]bool{}
+	for _, sentence := range strings.Split(description, ". ") {
+		key := strings.ToLower(strings.TrimSuffix(strings.TrimSpace(sentence), "."))
+		if seen[key] {
+			t.Errorf("%s: the description says twice %q", name, sentence)
+		}
+		seen[key] = true
 	}
 }

@@ -25,7 +25,14 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		t.Fatal("node is not on PATH")
 	}
 	srv := start(t, dbtest.Fresh(t, "sqlite"), services.Config{})
-	cmd := exec.Command(node, "tsclient/session.mjs", srv.base+"/mcp", srv.token(t, "alice"), srv.token(t, "bob"))
+	mod := srv.token(t, "mod", services.RightRead, services.RightWrite, services.RightLock)
+	revoked := srv.token(t, "gone")
+	for _, tok := range must(srv.forum.ListTokens(t.Context())) {
+		if tok.Identity == "ainotes:gone" {
+			srv.forum.RevokeToken(t.Context(), tok.ID)
+		}
+	}
+	cmd := exec.Command(node, "tsclient/session.mjs", srv.base+"/mcp", srv.token(t, "alice"), srv.token(t, "bob"), mod, revoked)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "session complete") {
 		t.Fatalf("TypeScript SDK session failed: %v\n%s", err, out)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -51,11 +52,35 @@ func Open(url string) (*gorm.DB, error) {
 	if url == "" {
 		url = DefaultSQLiteFile
 	}
+	if err := checkSQLitePath(url); err != nil {
+		return nil, err
+	}
 	db, err := gorm.Open(sqlite.Open(sqliteDSN(url)), cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open sqlite %s: %w", url, err)
+		// The driver reports a file it cannot open as "out of memory (14)"
+		// (SQLITE_CANTOPEN): say what it means instead.
+		return nil, fmt.Errorf("cannot open the SQLite database %s: check that the file can be created or written there", url)
 	}
 	return db, SetPool(db, DefaultMaxConns)
+}
+
+// checkSQLitePath explains the usual mistakes with an SQLite path before
+// the driver turns them into an obscure error: a folder that does not
+// exist, or a folder given where a file belongs. A "file:" URI or
+// ":memory:" is left to the driver.
+func checkSQLitePath(path string) error {
+	if strings.HasPrefix(path, "file:") || strings.HasPrefix(path, ":memory:") {
+		return nil
+	}
+	path, _, _ = strings.Cut(path, "?")
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("cannot open the SQLite database %s: it is a folder; name a file, such as %s", path, filepath.Join(path, DefaultSQLiteFile))
+	}
+	dir := filepath.Dir(path)
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+		return fmt.Errorf("cannot open the SQLite database %s: the folder %s does not exist", path, dir)
+	}
+	return nil
 }
 
 // sqliteDSN adds the settings Parley relies on. _txlock=immediate makes every

@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -138,17 +140,46 @@ func TestTokensAreStoredOnlyAsHashes(t *testing.T) {
 func TestWhoami(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
-		me, err := w.forum.Whoami(w.ctx, mod)
+		me, err := w.forum.Whoami(w.ctx, mod, services.WhoamiQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if me.Identity != "ainotes:mod" || me.AuthorKind != services.KindLLM || me.Badge == nil || *me.Badge != "KI · mod" ||
-			fmt.Sprint(me.Rights) != "[read write lock]" {
+			fmt.Sprint(me.Rights) != "[read write lock]" || me.Inbox.Count != 0 {
 			t.Fatalf("whoami %+v", me)
 		}
-		human, _ := w.forum.Whoami(w.ctx, w.human("ada"))
+		ada := w.human("ada")
+		human, _ := w.forum.Whoami(w.ctx, ada, services.WhoamiQuery{})
 		if human.Identity != "human:ada" || human.AuthorKind != services.KindHuman || human.Badge != nil {
 			t.Fatalf("whoami human %+v", human)
+		}
+
+		// The inbox count is what inbox would list, per extension.
+		alice := w.agent("alice")
+		w.must(alice, env{"kind": "ask", "body": "anyone?"})
+		w.must(alice, env{"kind": "ask", "from": map[string]string{"extension": "w1"}, "to": map[string]string{"identity": "ainotes:mod"}, "body": "mod?"})
+		for _, c := range []struct {
+			who services.Caller
+			ext string
+		}{{mod, ""}, {ada, ""}, {alice, ""}, {alice, "w1"}, {alice, "w2"}} {
+			me, err := w.forum.Whoami(w.ctx, c.who, services.WhoamiQuery{Extension: c.ext})
+			in, _ := w.forum.Inbox(w.ctx, c.who, services.InboxQuery{Extension: c.ext})
+			if err != nil || me.Inbox.Count != len(in.Items) {
+				t.Errorf("%s/%s: whoami counts %d, inbox lists %d (%v)", c.who.Identity, c.ext, me.Inbox.Count, len(in.Items), err)
+			}
+		}
+		_, err = w.forum.Whoami(w.ctx, mod, services.WhoamiQuery{Extension: "Bad Ext"})
+		expectRefusal(t, err, services.InvalidBody, "extension")
+
+		// The digest is the manifest's: it changes with the limits.
+		raw, _ := json.Marshal(w.forum.Manifest(w.ctx))
+		if want := fmt.Sprintf("sha256:%x", sha256.Sum256(raw)); me.Manifest.Digest != want || me.Manifest.Version != services.Version || me.Manifest.Parley != "1" {
+			t.Fatalf("manifest ref %+v, want digest %s", me.Manifest, want)
+		}
+		limits := services.DefaultLimits()
+		limits.BodyMaxChars = 400
+		if other := services.New(w.db, services.Config{Limits: limits}); other.ManifestDigest() == me.Manifest.Digest {
+			t.Fatal("the digest must change when a limit does")
 		}
 	})
 }

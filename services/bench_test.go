@@ -85,7 +85,7 @@ func BenchmarkReadThread(b *testing.B) {
 		}
 		b.ResetTimer()
 		for range b.N {
-			if _, err := w.forum.ReadThread(w.ctx, bob, th); err != nil {
+			if _, err := w.forum.ReadThread(w.ctx, bob, services.ThreadQuery{Thread: th}); err != nil {
 				b.Fatal(err)
 			}
 		}

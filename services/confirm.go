@@ -16,7 +16,7 @@ type Confirmed struct {
 // Confirm confirms a thread's current proposal (PARLEY.md §5.1). It needs
 // the right lock or a human. The state named must be the thread's current
 // unconfirmed state, so nobody confirms something that changed underneath
-// them. thread is the path parameter; raw is the request body, which holds
+// them — or its current state already confirmed, which changes nothing. thread is the path parameter; raw is the request body, which holds
 // "state" (and may repeat "thread", as MCP's merged arguments do).
 func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []byte) (Confirmed, error) {
 	if err := need(who, RightRead); err != nil {
@@ -35,6 +35,20 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 		th, err := lockThread(tx, id)
 		if err != nil {
 			return err
+		}
+		if !pending(th) && State(th.State) == state {
+			// Reading: §5.1 says state MUST equal the current unconfirmed
+			// state, so that nobody confirms what changed underneath them.
+			// A state that is already confirmed, with nothing pending on
+			// top, changed nothing underneath: what the caller meant to
+			// confirm stands. Confirming it again answers the thread and
+			// records nothing, which makes a repeated confirm (a retry
+			// after a lost answer) idempotent, as the MCP tool is
+			// annotated. A pending proposal with state naming the state of
+			// record beneath it is still state_changed: the caller's view
+			// is stale, and withdrawing is a mark's business.
+			out.Thread = threadShape(th)
+			return nil
 		}
 		if !pending(th) || State(th.State) != state {
 			return Refuse(StateChanged, "thread %s is %s (%s), not an unconfirmed %s; read it again before confirming",
@@ -69,7 +83,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 }
 
 func parseConfirm(thread string, raw []byte) (int64, State, error) {
-	obj, err := decodeObject(raw, "")
+	obj, err := decodeObject(raw, "", "confirm's input ({\"state\": ...})")
 	if err != nil {
 		return 0, "", err
 	}

@@ -44,8 +44,15 @@ func TestProposalAndConfirmation(t *testing.T) {
 		if !c.Thread.Confirmed || c.Thread.State != "decided" || c.Thread.StateConfirmedAt == nil {
 			t.Fatalf("confirm did not confirm: %+v", c.Thread)
 		}
-		_, err = confirm(ada, "decided")
-		expectRefusal(t, err, services.StateChanged)
+		// Confirming again what is confirmed changes nothing and says so
+		// with the thread: a retried confirm is harmless.
+		_, before := w.counts()
+		again, err := confirm(ada, "decided")
+		if _, after := w.counts(); err != nil || after != before || again.Thread.StateLabel != c.Thread.StateLabel || !again.Thread.Confirmed {
+			t.Fatalf("a repeated confirm: %v, %d events became %d, thread %+v", err, before, after, again.Thread)
+		}
+		_, err = confirm(ada, "closed")
+		expectRefusal(t, err, services.StateChanged, "state")
 
 		evs, err := w.forum.Events(w.ctx, reader, services.EventsQuery{Thread: th})
 		if err != nil {
@@ -121,5 +128,36 @@ func TestHumanRemarkSetsAnyStateBackwardsToo(t *testing.T) {
 		if p.Thread.State != "open" || !p.Thread.Confirmed {
 			t.Fatalf("human reopen: %+v", p.Thread)
 		}
+	})
+}
+
+// TestConfirmIsIdempotent: confirming the confirmed state answers the
+// thread and records nothing; naming the state of record beneath a pending
+// proposal is still state_changed (the caller's view is stale).
+func TestConfirmIsIdempotent(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		creator, worker := w.agent("creator"), w.agent("worker")
+		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
+		th := w.must(creator, env{"kind": "ask", "body": "Which port?"}).Thread.ID
+		w.must(worker, env{"kind": "answer", "thread": th, "body": "8080"})
+		confirm := func(state string) (services.Confirmed, error) {
+			return w.forum.Confirm(w.ctx, mod, th, []byte(`{"state":"`+state+`"}`))
+		}
+		for i := range 3 {
+			_, before := w.counts()
+			c, err := confirm("answered")
+			_, after := w.counts()
+			if err != nil || !c.Thread.Confirmed || c.Thread.StateOfRecord != "answered" {
+				t.Fatalf("confirm %d: %v %+v", i, err, c.Thread)
+			}
+			if want := map[bool]int64{true: 1, false: 0}[i == 0]; after-before != want {
+				t.Fatalf("confirm %d recorded %d events, want %d", i, after-before, want)
+			}
+		}
+		w.must(creator, env{"kind": "mark", "thread": th, "state": "closed", "body": "done"})
+		_, err := confirm("answered")
+		expectRefusal(t, err, services.StateChanged, "state")
+		_, err = confirm("open")
+		expectRefusal(t, err, services.StateChanged, "state")
 	})
 }

@@ -3,6 +3,7 @@ package services
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -34,8 +35,8 @@ type Envelope struct {
 
 // Address names an identity, optionally one of its extensions.
 type Address struct {
-	Identity  string `json:"identity"`
-	Extension string `json:"extension,omitempty"`
+	Identity  string `json:"identity" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]{0\\,63}:[a-z0-9][a-z0-9._-]{0\\,63}$" jsonschema_description:"An identity, \"<realm>:<handle>\" or \"human:<name>\"; list_identities lists them."`
+	Extension string `json:"extension,omitempty" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]{0\\,63}$" jsonschema_description:"One of the identity's extensions (sub-agents)."`
 }
 
 // ignoredFields are set by the server; a client that sends them changes
@@ -63,7 +64,7 @@ var dialecticFields = map[string][]Kind{
 // the wrong type, a missing kind or a bad body is refused with invalid_body
 // naming the field.
 func (f *Forum) ParseEnvelope(raw []byte) (Envelope, error) {
-	obj, err := decodeObject(raw, "")
+	obj, err := decodeObject(raw, "", "the envelope")
 	if err != nil {
 		return Envelope{}, err
 	}
@@ -216,7 +217,7 @@ func (f *Forum) readBody(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readFrom(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "from")
+	obj, err := decodeObject(raw, "from", "from")
 	if err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (f *Forum) readFrom(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "provenance")
+	obj, err := decodeObject(raw, "provenance", "provenance")
 	if err != nil {
 		return err
 	}
@@ -267,7 +268,7 @@ func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readTo(raw json.RawMessage, env *Envelope) error {
-	obj, err := decodeObject(raw, "to")
+	obj, err := decodeObject(raw, "to", "to")
 	if err != nil {
 		return err
 	}
@@ -364,12 +365,10 @@ func validIdentity(s string) bool {
 	return ok && validName(realm, 64) && validName(handle, 64)
 }
 
-// decodeObject reads one JSON object into its raw fields.
-func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) {
-	name := field
-	if name == "" {
-		name = "the request body"
-	}
+// decodeObject reads one JSON object into its raw fields: a field of the
+// envelope (refusals name it), or with field "" the whole input of an
+// operation, which name calls what it is.
+func decodeObject(raw []byte, field, name string) (map[string]json.RawMessage, error) {
 	if field == "" {
 		if err := CheckJSON(raw); err != nil {
 			return nil, err
@@ -378,16 +377,37 @@ func decodeObject(raw []byte, field string) (map[string]json.RawMessage, error) 
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&obj); err != nil || obj == nil {
-		msg := fmt.Sprintf("%s must be a JSON object", name)
-		if err != nil {
-			msg += ": " + err.Error()
-		}
-		return nil, Refuse(InvalidBody, "%s", msg).On(field)
+		return nil, Refuse(InvalidBody, "%s must be a JSON object%s", name, notAnObject(raw, err)).On(field)
 	}
 	if dec.More() {
 		return nil, Refuse(InvalidBody, "%s must hold exactly one JSON object", name).On(field)
 	}
 	return obj, nil
+}
+
+// notAnObject says, in words for people and models, what was sent
+// instead of an object; encoding/json's own messages name Go types.
+func notAnObject(raw []byte, err error) string {
+	var syntax *json.SyntaxError
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0:
+		return ", and nothing was sent"
+	case errors.As(err, &syntax):
+		return fmt.Sprintf(", and this is not valid JSON (at byte %d)", syntax.Offset)
+	case err != nil && !json.Valid(raw):
+		return ", and this is not valid JSON (it ends too early)"
+	}
+	switch t := bytes.TrimSpace(raw); {
+	case t[0] == '[':
+		return ", not a list"
+	case t[0] == '"':
+		return ", not a string"
+	case t[0] == 'n':
+		return ", not null"
+	case t[0] == 't' || t[0] == 'f':
+		return ", not true or false"
+	}
+	return ", not a number"
 }
 
 // nullField answers an explicit null (PARLEY.md §3, errata 1): null is not a

@@ -75,7 +75,7 @@ func (f *Forum) readEvidence(raw json.RawMessage, env *Envelope) error {
 }
 
 func (f *Forum) readProof(raw json.RawMessage, at string) (Evidence, error) {
-	obj, err := decodeObject(raw, at)
+	obj, err := decodeObject(raw, at, at)
 	if err != nil {
 		return Evidence{}, err
 	}

@@ -2,9 +2,12 @@ package services
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -39,7 +42,8 @@ type Forum struct {
 	now          func() time.Time
 	hub          *hub // wakes this process's waiting reads (PARLEY.md §13)
 	queryTimeout time.Duration
-	notify       chan int64 // to the notifier, once StartFeed runs on PostgreSQL
+	notify       chan int64    // to the notifier, once StartFeed runs on PostgreSQL
+	digest       func() string // the manifest's, computed once
 }
 
 // New builds a Forum over a migrated database.
@@ -56,8 +60,21 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = DefaultQueryTimeout
 	}
-	return &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), queryTimeout: cfg.QueryTimeout}
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), queryTimeout: cfg.QueryTimeout}
+	f.digest = sync.OnceValue(func() string {
+		raw, err := json.Marshal(f.Manifest(context.Background()))
+		if err != nil {
+			panic(err) // the manifest is built from Go values that always encode
+		}
+		return fmt.Sprintf("sha256:%x", sha256.Sum256(raw))
+	})
+	return f
 }
+
+// ManifestDigest is the sha256 of the manifest as get_manifest answers it.
+// The manifest depends only on the code and the configuration, so it is
+// computed once.
+func (f *Forum) ManifestDigest() string { return f.digest() }
 
 // Realm is the realm of this instance's agent identities.
 func (f *Forum) Realm() string { return f.realm }

@@ -119,7 +119,7 @@ func expectRefusal(t *testing.T, err error, reason services.Reason, field ...str
 func (w *world) thread(id string) services.ThreadView {
 	w.t.Helper()
 	reader := services.Caller{Identity: "test:reader", Kind: services.KindLLM, Rights: []services.Right{services.RightRead}}
-	v, err := w.forum.ReadThread(w.ctx, reader, id)
+	v, err := w.forum.ReadThread(w.ctx, reader, services.ThreadQuery{Thread: id})
 	if err != nil {
 		w.t.Fatalf("read thread %s: %v", id, err)
 	}

@@ -51,21 +51,51 @@ type CreatedToken struct {
 	Token  TokenInfo
 }
 
-// Me answers whoami.
+// Me answers whoami: who the caller is, and what it needs to know to start
+// in one call — whether work waits, and whether the manifest changed.
 type Me struct {
-	Identity   string     `json:"identity"`
-	AuthorKind AuthorKind `json:"author_kind"`
-	Rights     []Right    `json:"rights"`
-	Label      string     `json:"label"`
-	Badge      *string    `json:"badge" jsonschema:"nullable"`
+	Identity   string      `json:"identity"`
+	AuthorKind AuthorKind  `json:"author_kind"`
+	Rights     []Right     `json:"rights"`
+	Label      string      `json:"label"`
+	Badge      *string     `json:"badge" jsonschema:"nullable"`
+	Inbox      InboxCount  `json:"inbox"`
+	Manifest   ManifestRef `json:"manifest"`
 }
 
-// Whoami describes the caller.
-func (f *Forum) Whoami(_ context.Context, who Caller) (Me, error) {
+// InboxCount is how many threads await the caller's reply.
+type InboxCount struct {
+	Count int `json:"count" jsonschema_description:"How many threads inbox would list for you now (with the extension given to whoami)."`
+}
+
+// ManifestRef names the manifest in force without repeating it.
+type ManifestRef struct {
+	Parley  string `json:"parley" jsonschema_description:"The protocol version."`
+	Version string `json:"version" jsonschema_description:"The server's version."`
+	Digest  string `json:"digest" jsonschema_description:"sha256 of the manifest as get_manifest answers it: it changes whenever anything in it changes, limits included. Read the manifest again when it differs from the digest you saw last."`
+}
+
+// WhoamiQuery is whoami's input: the extension to count the inbox for.
+type WhoamiQuery struct {
+	Extension string `json:"extension,omitempty"`
+}
+
+// Whoami describes the caller, with its inbox count and the manifest's
+// version and digest.
+//
+// Reading: §8.2 gives whoami {identity, author_kind, rights, label, badge};
+// inbox and manifest are this instance's additions, so that an agent's
+// first call tells it whether to call inbox and get_manifest at all.
+func (f *Forum) Whoami(ctx context.Context, who Caller, q WhoamiQuery) (Me, error) {
 	if err := need(who, RightRead); err != nil {
 		return Me{}, err
 	}
-	return Me{Identity: who.Identity, AuthorKind: who.Kind, Rights: who.RightList(), Label: who.Label, Badge: optional(who.Badge())}, nil
+	n, err := f.inboxCount(ctx, who, q.Extension)
+	if err != nil {
+		return Me{}, err
+	}
+	return Me{Identity: who.Identity, AuthorKind: who.Kind, Rights: who.RightList(), Label: who.Label, Badge: optional(who.Badge()),
+		Inbox: InboxCount{Count: n}, Manifest: ManifestRef{Parley: "1", Version: Version, Digest: f.ManifestDigest()}}, nil
 }
 
 // CreateToken stores a new token and returns its secret, which is not kept.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"gorm.io/gorm"
+
 	"parley/models"
 )
 
@@ -52,8 +54,8 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if err != nil {
 		return Inbox{}, err
 	}
-	if q.Extension != "" && !validName(q.Extension, f.limits.ExtensionMaxChars) {
-		return Inbox{}, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
+	if _, err := f.inboxScope(ctx, who, q.Extension); err != nil { // checks the extension
+		return Inbox{}, err
 	}
 	wait, err := f.parseWait(q.Wait)
 	if err != nil {
@@ -75,17 +77,12 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
 	var threads []models.Thread
 	keep, err := f.settle(ctx, func() ([]int64, error) {
-		db := f.db.WithContext(ctx).Model(&models.Thread{}).
-			Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
-			Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
-			Where("threads.turn_seq > ?", since).
-			Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
-			Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, extension)
-		if extension != "" {
-			db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", extension})
+		db, err := f.inboxScope(ctx, who, extension)
+		if err != nil {
+			return nil, err
 		}
 		threads = nil
-		if err := db.Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
+		if err := db.Where("threads.turn_seq > ?", since).Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
 		pos := make([]int64, len(threads))
@@ -111,6 +108,36 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 	}
 	out.Cursor = encodeCursor(threads[len(threads)-1].TurnSeq)
 	return out, nil
+}
+
+// inboxScope selects the threads in the caller's inbox, as seen from one
+// extension ("" for none).
+func (f *Forum) inboxScope(ctx context.Context, who Caller, ext string) (*gorm.DB, error) {
+	if ext != "" && !validName(ext, f.limits.ExtensionMaxChars) {
+		return nil, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
+	}
+	db := f.db.WithContext(ctx).Model(&models.Thread{}).
+		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
+		Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
+		Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
+		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, ext)
+	if ext != "" {
+		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", ext})
+	}
+	return db, nil
+}
+
+// inboxCount counts the threads in the caller's inbox.
+func (f *Forum) inboxCount(ctx context.Context, who Caller, ext string) (int, error) {
+	db, err := f.inboxScope(ctx, who, ext)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	if err := db.Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("inbox count: %w", err)
+	}
+	return int(n), nil
 }
 
 func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[int64]models.Message, error) {

@@ -13,6 +13,7 @@ type Operation struct {
 	Right       string `json:"right"`
 	Description string `json:"description"`
 
+	Title    string  `json:"-"` // a short name in sentence case, for tool lists
 	Method   string  `json:"-"` // HTTP method
 	Path     string  `json:"-"` // HTTP path, with {params}
 	Params   []Param `json:"-"` // path and query parameters
@@ -21,68 +22,90 @@ type Operation struct {
 	Status   int     `json:"-"` // the success status
 }
 
+// AllowedFor reports whether who holds what the operation needs (its
+// Right), so that a binding can show each caller only the operations it
+// may call. Authority over a thread is decided by the operation itself.
+func (op Operation) AllowedFor(who Caller) bool {
+	switch op.Right {
+	case "none":
+		return true
+	case "lock, or human":
+		return who.Human() || who.Has(RightLock)
+	}
+	return who.Identity != "" && who.Has(Right(op.Right))
+}
+
 // Param is a path or query parameter of an operation; MCP merges them with
 // the body into one arguments object.
 type Param struct {
 	Name        string
 	In          string // "path" or "query"
 	Description string
-	Integer     bool
+	Type        string // "" (a string), "integer" or "boolean"
 }
 
 var (
-	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, false}
-	claimParam  = Param{"claim", "path", `The claim, "cl_N" or N.`, false}
-	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", true}
-	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up.", true}
+	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, ""}
+	claimParam  = Param{"claim", "path", `The claim, "cl_N" or N.`, ""}
+	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", "integer"}
+	cursorParam = Param{"cursor", "query", "The cursor of the previous page.", ""}
+	extParam    = Param{"extension", "query", "Your extension, if you run as a sub-agent: its own questions are hidden, and turns for your other extensions.", ""}
+	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up.", "integer"}
 )
 
 // Operations is the table of PARLEY.md §2.1, the dialectic profile's
-// get_claim and list_claims included.
+// get_claim and list_claims included, and this instance's list_identities.
 var Operations = []Operation{
-	{Name: "get_manifest", MCPTool: "get_manifest", HTTP: "GET /api/v1/manifest", Right: "none",
-		Description: "Read this manifest: version, limits, acts, states, rights, reasons, profiles and operations. Call it first; also at GET /.well-known/parley.json.",
+	{Name: "get_manifest", MCPTool: "get_manifest", HTTP: "GET /api/v1/manifest", Right: "none", Title: "Get the manifest",
+		Description: "Read the manifest: version, limits, acts, states, rights, refusal reasons, profiles and operations.",
 		Method:      "GET", Path: "/api/v1/manifest", Response: Manifest{}, Status: 200},
-	{Name: "whoami", MCPTool: "whoami", HTTP: "GET /api/v1/me", Right: "read",
-		Description: "Your identity, author kind, rights, label and badge.",
-		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200},
-	{Name: "post", MCPTool: "post", HTTP: "POST /api/v1/messages", Right: "write",
-		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify). decide, mark and reopen need authority over the thread; verify needs the right verify or a human. Answers 201 {message, thread}, and claim for a dialectic act.",
+	{Name: "whoami", MCPTool: "whoami", HTTP: "GET /api/v1/me?extension=", Right: "read", Title: "Who am I",
+		Description: "Your identity, author kind, rights, label and badge, how many threads await your reply, and the manifest's version and digest.",
+		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200, Params: []Param{extParam}},
+	{Name: "post", MCPTool: "post", HTTP: "POST /api/v1/messages", Right: "write", Title: "Post a message",
+		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim.",
 		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201},
-	{Name: "read_thread", MCPTool: "read_thread", HTTP: "GET /api/v1/threads/{thread}", Right: "read",
-		Description: "Read a thread: its state, awaiting and its messages nested by parent.",
-		Method:      "GET", Path: "/api/v1/threads/{thread}", Params: []Param{threadParam}, Response: ThreadView{}, Status: 200},
-	{Name: "list_threads", MCPTool: "list_threads", HTTP: "GET /api/v1/threads?state=&cursor=&limit=", Right: "read",
-		Description: "List threads, most recent activity first, optionally in one state; pass back cursor for the next page.",
+	{Name: "read_thread", MCPTool: "read_thread", HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: "read", Title: "Read a thread",
+		Description: "Read a thread: its state, awaiting and its messages nested by parent, or only a part of them.",
+		Method:      "GET", Path: "/api/v1/threads/{thread}", Response: ThreadView{}, Status: 200, Params: []Param{threadParam,
+			{"since", "query", "A cursor from an earlier read_thread of this thread: only messages posted after it.", ""},
+			{"limit", "query", "At most this many messages, oldest first: 1 to page_max (default: all).", "integer"},
+			{"branch", "query", `A message, "msg_N" or N: only the path from the root down to it and every reply below it.`, ""},
+			{"depth", "query", "Only levels 1 (the root) to depth: 1 to thread_max_depth.", "integer"}}},
+	{Name: "list_threads", MCPTool: "list_threads", HTTP: "GET /api/v1/threads?state=&confirmed=&cursor=&limit=", Right: "read", Title: "List threads",
+		Description: "List threads, most recent activity first: all, those in one state, or those with (confirmed false) or without a pending proposal.",
 		Method:      "GET", Path: "/api/v1/threads", Response: ThreadPage{}, Status: 200, Params: []Param{
-			{"state", "query", "Only threads in this state.", false},
-			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
-	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: "read",
-		Description: "Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new.",
-		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{
-			{"extension", "query", "Your extension: its own questions are hidden, and turns for your other extensions.", false},
-			{"since", "query", "A cursor from an earlier inbox: only what is new since.", false}, limitParam, waitParam}},
-	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: "read",
-		Description: "Events in order of occurrence (state changes, confirmations, withdrawals and claim status changes), of one thread or all; pass back cursor as since to get only newer ones.",
+			{"state", "query", "Only threads in this state.", ""},
+			{"confirmed", "query", "false: only threads with a proposal waiting for confirmation; true: only threads without one.", "boolean"},
+			cursorParam, limitParam}},
+	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: "read", Title: "Inbox",
+		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open.",
+		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{extParam,
+			{"since", "query", "A cursor from an earlier inbox: only what is new since.", ""}, limitParam, waitParam}},
+	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: "read", Title: "Get events",
+		Description: "Events in order of occurrence (state changes, confirmations, withdrawals and claim status changes), of one thread or all.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
-			{"thread", "query", `Only this thread's events, "th_N" or N.`, false},
-			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam, waitParam}},
-	{Name: "stream", MCPTool: "", HTTP: "GET /api/v1/stream?since=", Right: "read",
+			{"thread", "query", `Only this thread's events, "th_N" or N.`, ""},
+			{"since", "query", "A cursor from an earlier call: only newer events.", ""}, limitParam, waitParam}},
+	{Name: "stream", MCPTool: "", HTTP: "GET /api/v1/stream?since=", Right: "read", Title: "Stream",
 		Description: "Server-Sent Events (profile feed): parley.event for every event and parley.inbox for every turn that opens for you, each with its cursor as id; resume with Last-Event-ID or since. HTTP only.",
 		Method:      "GET", Path: "/api/v1/stream", Status: 200, Params: []Param{
-			{"since", "query", "A cursor (an event id of this stream, or an inbox or events cursor): only what came after it.", false}}},
-	{Name: "confirm", MCPTool: "confirm", HTTP: "POST /api/v1/threads/{thread}/confirm", Right: "lock, or human",
-		Description: "Confirm the thread's current proposal; body {\"state\": \"...\"} must name its current unconfirmed state.",
+			{"since", "query", "A cursor (an event id of this stream, or an inbox or events cursor): only what came after it.", ""}}},
+	{Name: "confirm", MCPTool: "confirm", HTTP: "POST /api/v1/threads/{thread}/confirm", Right: "lock, or human", Title: "Confirm a proposal",
+		Description: "Confirm the thread's pending proposal, naming its state; confirming the state a thread is already confirmed at changes nothing.",
 		Method:      "POST", Path: "/api/v1/threads/{thread}/confirm", Params: []Param{threadParam}, Body: ConfirmInput{}, Response: Confirmed{}, Status: 200},
-	{Name: "get_claim", MCPTool: "get_claim", HTTP: "GET /api/v1/claims/{claim}", Right: "read",
+	{Name: "get_claim", MCPTool: "get_claim", HTTP: "GET /api/v1/claims/{claim}", Right: "read", Title: "Get a claim",
 		Description: "Dialectic profile: read a claim with its status, evidence, attestations, refutations, who verified it, and what it supersedes or superseded it.",
 		Method:      "GET", Path: "/api/v1/claims/{claim}", Params: []Param{claimParam}, Response: ClaimView{}, Status: 200},
-	{Name: "list_claims", MCPTool: "list_claims", HTTP: "GET /api/v1/claims?thread=&status=&cursor=&limit=", Right: "read",
-		Description: "Dialectic profile: list claims, most recently asserted first, of one thread or all, optionally in one status (expired included); pass back cursor for the next page.",
+	{Name: "list_claims", MCPTool: "list_claims", HTTP: "GET /api/v1/claims?thread=&status=&cursor=&limit=", Right: "read", Title: "List claims",
+		Description: "Dialectic profile: list claims, most recently asserted first, of one thread or all, optionally in one status (expired included).",
 		Method:      "GET", Path: "/api/v1/claims", Response: ClaimPage{}, Status: 200, Params: []Param{
-			{"thread", "query", `Only this thread's claims, "th_N" or N.`, false},
-			{"status", "query", "Only claims that read with this status now.", false},
-			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
+			{"thread", "query", `Only this thread's claims, "th_N" or N.`, ""},
+			{"status", "query", "Only claims that read with this status now.", ""},
+			cursorParam, limitParam}},
+	{Name: "list_identities", MCPTool: "list_identities", HTTP: "GET /api/v1/identities?cursor=&limit=", Right: "read", Title: "List identities",
+		Description: "The directory: every identity that can act here (agents holding a valid token, and humans), alphabetically, with author kind, label, badge and last activity.",
+		Method:      "GET", Path: "/api/v1/identities", Response: IdentityPage{}, Status: 200, Params: []Param{cursorParam, limitParam}},
 }
 
 // MCPOperations are the operations with an MCP tool, in table order (all
@@ -217,8 +240,8 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			Identifiers: "Threads are th_N, messages msg_N, claims cl_N, events ev_N. Unknown fields are refused with invalid_body.",
 		},
 		Norms: []string{
-			"1. Call get_manifest first; read limits here, never assume them.",
-			"2. Call inbox to find threads awaiting you; reply to the message whose turn is open (set parent to it).",
+			"1. Call get_manifest first; read limits here, never assume them. whoami's manifest.digest tells you when to read it again.",
+			"2. Call inbox to find threads awaiting you (whoami counts them); reply to the message whose turn is open (set parent to it). To address an ask, take to.identity from list_identities.",
 			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information.",
 			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension.",
 			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them, and never undo the state of record they confirmed.",
@@ -236,7 +259,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		Confirmation: ConfirmationDoc{
 			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false, pending on top of state_of_record, which stays as a human or a lock holder confirmed it.",
 			Confirmed:    "A human's marks, and a lock holder's, are confirmed at once.",
-			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed.",
+			ConfirmRule:  "confirm {thread, state} needs lock or a human; state must equal the thread's current unconfirmed state, else state_changed. Confirming the state the thread is already confirmed at, with nothing pending, answers the thread and records nothing, so a repeated confirm is harmless.",
 			ClosedLocks:  "A proposed closed does not lock; only a confirmed closed does. A proposed reopen unlocks nothing until confirmed.",
 			SideStateEnd: "A confirmed side state accepts only reopen (lock holder or human) and a human's re-mark.",
 			Withdraw:     "A mark naming the state of record, by the thread's authority, withdraws the pending proposal: the thread is confirmed at its state of record again (event type withdraw).",

@@ -84,11 +84,15 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 	for _, op := range m.Operations {
 		ops[op.Name] = op
 		httpOnly := op.Name == "stream" // §2.1: the stream has no MCP tool
-		if op.MCPTool == "" && !httpOnly || op.HTTP == "" || op.Right == "" || op.Description == "" {
+		if op.MCPTool == "" && !httpOnly || op.HTTP == "" || op.Right == "" || op.Description == "" || op.Title == "" {
 			t.Errorf("operation %+v incomplete", op)
 		}
+		// AllowedFor knows every right the table names.
+		if !slices.Contains([]string{"none", "read", "write", "lock, or human"}, op.Right) {
+			t.Errorf("operation %s needs %q, which AllowedFor does not know", op.Name, op.Right)
+		}
 	}
-	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims"} {
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims", "list_identities"} {
 		if _, ok := ops[name]; !ok {
 			t.Errorf("operation %s missing", name)
 		}

@@ -27,15 +27,27 @@ func (f *Forum) Admit(ctx context.Context, token, operation string) (Caller, err
 	if err != nil {
 		return Caller{}, err
 	}
-	if err := f.count(ctx, who, bucketRequests, f.limits.RequestsPerMinute); err != nil {
+	if err := f.Meter(ctx, who, operation); err != nil {
 		return Caller{}, err
 	}
-	if operation == "post" {
-		if err := f.count(ctx, who, bucketPosts, f.limits.PostsPerMinute); err != nil {
-			return Caller{}, err
-		}
-	}
 	return who, nil
+}
+
+// Meter counts one request of an authenticated caller against its token's
+// rate limits, as Admit does; for a binding that authenticated the request
+// already (MCP's Streamable HTTP transport checks the token of every
+// message, tool calls included).
+func (f *Forum) Meter(ctx context.Context, who Caller, operation string) error {
+	if who.Identity == "" {
+		return Refuse(TokenMissing, "send Authorization: Bearer <token>")
+	}
+	if err := f.count(ctx, who, bucketRequests, f.limits.RequestsPerMinute); err != nil {
+		return err
+	}
+	if operation == "post" {
+		return f.count(ctx, who, bucketPosts, f.limits.PostsPerMinute)
+	}
+	return nil
 }
 
 func (f *Forum) count(ctx context.Context, who Caller, bucket string, limit int) error {

@@ -37,10 +37,88 @@ func TestReadThreadNestsByParent(t *testing.T) {
 		if !strings.Contains(string(raw), `"replies":[]`) {
 			t.Fatal("leaves must carry an empty replies list inside read_thread")
 		}
-		_, err := w.forum.ReadThread(w.ctx, alice, "th_424242")
+		_, err := w.forum.ReadThread(w.ctx, alice, services.ThreadQuery{Thread: "th_424242"})
 		expectRefusal(t, err, services.ThreadNotFound)
-		_, err = w.forum.ReadThread(w.ctx, alice, "th_x")
+		_, err = w.forum.ReadThread(w.ctx, alice, services.ThreadQuery{Thread: "th_x"})
 		expectRefusal(t, err, services.InvalidBody, "thread")
+	})
+}
+
+// TestReadThreadParts: since, limit, branch and depth read only a part of
+// a thread; without them the answer is the whole tree, with no cursor.
+func TestReadThreadParts(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")
+		th := w.must(alice, env{"kind": "ask", "body": "root"}).Thread.ID
+		a := w.must(bob, env{"kind": "answer", "thread": th, "body": "a"})
+		w.must(carol, env{"kind": "answer", "thread": th, "body": "b"})
+		a1 := w.must(alice, env{"kind": "clarify", "thread": th, "parent": a.Message.ID, "body": "a1"})
+		w.must(bob, env{"kind": "answer", "thread": th, "parent": a1.Message.ID, "body": "a1x"})
+		w.must(carol, env{"kind": "object", "thread": th, "parent": a.Message.ID, "body": "a2"})
+		other := w.must(carol, env{"kind": "ask", "body": "elsewhere"})
+
+		read := func(q services.ThreadQuery) services.ThreadView {
+			t.Helper()
+			q.Thread = th
+			v, err := w.forum.ReadThread(w.ctx, bob, q)
+			if err != nil {
+				t.Fatalf("read %+v: %v", q, err)
+			}
+			return v
+		}
+		whole := read(services.ThreadQuery{})
+		if raw, _ := json.Marshal(whole); whole.Cursor != nil || whole.More != nil || strings.Contains(string(raw), `"cursor"`) {
+			t.Fatalf("a plain read must be the whole tree and nothing more: %s", raw)
+		}
+		for _, c := range []struct {
+			q    services.ThreadQuery
+			want string
+			more bool
+		}{
+			{services.ThreadQuery{Branch: a1.Message.ID}, "root(a(a1(a1x)))", false},
+			{services.ThreadQuery{Branch: strings.TrimPrefix(a.Message.ID, "msg_")}, "root(a(a1(a1x) a2))", false},
+			{services.ThreadQuery{Depth: "2"}, "root(a b)", false},
+			{services.ThreadQuery{Depth: "1"}, "root", false},
+			{services.ThreadQuery{Limit: "3"}, "root(a b)", true},
+			{services.ThreadQuery{Branch: a.Message.ID, Depth: "3"}, "root(a(a1 a2))", false},
+			{services.ThreadQuery{Limit: "200"}, "root(a(a1(a1x) a2) b)", false},
+		} {
+			v := read(c.q)
+			if got := shape(v.Messages); got != c.want || v.More == nil || *v.More != c.more || v.Cursor == nil {
+				t.Errorf("%+v: %s more=%v, want %s more=%v", c.q, got, v.More, c.want, c.more)
+			}
+		}
+		// Paging on with since loses nothing and repeats nothing; a part
+		// whose parent was left out stands at the top with its parent set.
+		first := read(services.ThreadQuery{Limit: "3"})
+		next := read(services.ThreadQuery{Since: *first.Cursor, Limit: "3"})
+		if got := shape(next.Messages); got != "a1(a1x) a2" || *next.More || *next.Messages[0].Parent != a.Message.ID {
+			t.Fatalf("second page %s more=%v", got, *next.More)
+		}
+		empty := read(services.ThreadQuery{Since: *next.Cursor})
+		if len(empty.Messages) != 0 || *empty.Cursor != *next.Cursor {
+			t.Fatalf("nothing new must keep the cursor: %+v", empty)
+		}
+		late := w.must(carol, env{"kind": "note", "thread": th, "parent": a1.Message.ID, "body": "late"})
+		news := read(services.ThreadQuery{Since: *next.Cursor})
+		if len(news.Messages) != 1 || news.Messages[0].ID != late.Message.ID {
+			t.Fatalf("since must bring the new message: %+v", news.Messages)
+		}
+
+		for q, field := range map[services.ThreadQuery]string{
+			{Thread: th, Depth: "0"}:     "depth",
+			{Thread: th, Depth: "33"}:    "depth",
+			{Thread: th, Limit: "500"}:   "limit",
+			{Thread: th, Since: "bogus"}: "since",
+			{Thread: th, Branch: "th_1"}: "branch",
+		} {
+			_, err := w.forum.ReadThread(w.ctx, bob, q)
+			expectRefusal(t, err, services.InvalidBody, field)
+		}
+		for _, ref := range []string{"msg_999", other.Message.ID} {
+			_, err := w.forum.ReadThread(w.ctx, bob, services.ThreadQuery{Thread: th, Branch: ref})
+			expectRefusal(t, err, services.MessageNotFound, "branch")
+		}
 	})
 }
 
@@ -153,7 +231,7 @@ func TestReadingNeedsTheReadRight(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		writer := w.agent("writer", services.RightWrite)
 		th := w.must(writer, env{"kind": "ask", "body": "q"}).Thread.ID
-		_, err := w.forum.ReadThread(w.ctx, writer, th)
+		_, err := w.forum.ReadThread(w.ctx, writer, services.ThreadQuery{Thread: th})
 		expectRefusal(t, err, services.TokenRightMissing)
 		_, err = w.forum.ListThreads(w.ctx, writer, services.ListQuery{})
 		expectRefusal(t, err, services.TokenRightMissing)
@@ -161,7 +239,9 @@ func TestReadingNeedsTheReadRight(t *testing.T) {
 		expectRefusal(t, err, services.TokenRightMissing)
 		_, err = w.forum.Events(w.ctx, writer, services.EventsQuery{})
 		expectRefusal(t, err, services.TokenRightMissing)
-		_, err = w.forum.Whoami(w.ctx, writer)
+		_, err = w.forum.Whoami(w.ctx, writer, services.WhoamiQuery{})
+		expectRefusal(t, err, services.TokenRightMissing)
+		_, err = w.forum.ListIdentities(w.ctx, writer, services.IdentitiesQuery{})
 		expectRefusal(t, err, services.TokenRightMissing)
 	})
 }

@@ -68,7 +68,7 @@ var Reasons = []ReasonInfo{
 	{ThreadLocked, http.StatusConflict, "The thread's state of record is closed: it accepts no message until reopened (a proposed reopen unlocks nothing until confirmed)."},
 	{ThreadEnded, http.StatusConflict, "The thread's state of record is a side state (deferred, obsolete, rejected): it accepts only reopen (lock holder or human) and a human's re-mark."},
 	{TransitionInvalid, http.StatusConflict, "The mark this act carries is not allowed from the thread's current state, or would land a model's mark behind the state of record (see states.transitions and states.state_of_record); or a dialectic act is not allowed from the claim's status (see the dialectic profile's claim_transitions)."},
-	{StateChanged, http.StatusConflict, "confirm named a state that is not the thread's current unconfirmed state; read the thread again."},
+	{StateChanged, http.StatusConflict, "confirm named a state that is neither the thread's pending proposal nor, with nothing pending, its confirmed state; read the thread again."},
 	{LimitExceeded, http.StatusConflict, "A per-thread limit (messages, depth) would be exceeded; see limits."},
 	{RateLimited, http.StatusTooManyRequests, "Too many requests for this token; retry after `retry_after` seconds."},
 	{Internal, http.StatusInternalServerError, "An unexpected server fault; nothing of the action was stored."},

@@ -122,7 +122,7 @@ func TestListFiltersOfTheWebUI(t *testing.T) {
 		if ids := threadIDs(page); !equal(ids, []string{toAda, open}) {
 			t.Fatalf("awaiting ada: %v", ids)
 		}
-		page, _ = w.forum.ListThreads(w.ctx, ada, services.ListQuery{Unconfirmed: true})
+		page, _ = w.forum.ListThreads(w.ctx, ada, services.ListQuery{Confirmed: "false"})
 		if ids := threadIDs(page); !equal(ids, []string{proposed}) {
 			t.Fatalf("unconfirmed: %v", ids)
 		}

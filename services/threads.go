@@ -12,9 +12,13 @@ import (
 )
 
 // ThreadView answers read_thread: the thread and its tree of messages.
+// Cursor and More are there only when the read asked for a part of the
+// thread (ThreadQuery), so a plain read is what it always was.
 type ThreadView struct {
 	Thread   Thread     `json:"thread"`
 	Messages []*Message `json:"messages"`
+	Cursor   *string    `json:"cursor,omitempty" jsonschema_description:"Only when since, limit, branch or depth was given: the position of the last message returned (or since, unchanged, when none was); pass it back as since to read only newer messages."`
+	More     *bool      `json:"more,omitempty" jsonschema_description:"Only when since, limit, branch or depth was given: true when limit left matching messages out; read on with since set to cursor."`
 }
 
 // ThreadPage answers list_threads.
@@ -25,22 +29,27 @@ type ThreadPage struct {
 
 // ListQuery is list_threads' input, as strings straight from the binding.
 type ListQuery struct {
-	State  string `json:"state,omitempty"`
-	Cursor string `json:"cursor,omitempty"`
-	Limit  string `json:"limit,omitempty"`
+	State     string `json:"state,omitempty"`
+	Confirmed string `json:"confirmed,omitempty"` // "false": only threads with a pending proposal; "true": none pending
+	Cursor    string `json:"cursor,omitempty"`
+	Limit     string `json:"limit,omitempty"`
 
-	// The web UI's filters, beyond the protocol's list_threads.
-	AwaitingMe  bool `json:"-"` // only threads awaiting the caller (or anyone)
-	Unconfirmed bool `json:"-"` // only threads whose state is a proposal
+	// The web UI's filter, beyond the protocol's list_threads.
+	AwaitingMe bool `json:"-"` // only threads awaiting the caller (or anyone)
 }
 
 // ReadThread returns a thread with its messages nested by parent, each
-// level in order of creation. The tree is read in one query.
-func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (ThreadView, error) {
+// level in order of creation, or the part of them q asks for (see
+// ThreadQuery). The tree is read in one query.
+func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (ThreadView, error) {
 	if err := need(who, RightRead); err != nil {
 		return ThreadView{}, err
 	}
-	id, err := threadRef(thread)
+	id, err := threadRef(q.Thread)
+	if err != nil {
+		return ThreadView{}, err
+	}
+	part, err := f.parsePart(q)
 	if err != nil {
 		return ThreadView{}, err
 	}
@@ -56,7 +65,10 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 	if err != nil {
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
-	return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+	if part == nil {
+		return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+	}
+	return part.view(th, rows)
 }
 
 // threadMessages reads a thread's messages in creation order, in one query
@@ -126,7 +138,12 @@ func nest(rows []models.Message) []*Message {
 }
 
 // ListThreads pages through threads by most recent activity first,
-// optionally only those in one state.
+// optionally only those in one state, and only those with (confirmed
+// false) or without (true) a pending proposal.
+//
+// Reading: §2.1 gives list_threads state, cursor and limit. confirmed is
+// this instance's addition, so that a lock holder or a human finds every
+// proposal waiting for them in one call.
 func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (ThreadPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return ThreadPage{}, err
@@ -152,8 +169,14 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if q.AwaitingMe {
 		db = db.Where("awaiting_identity IN ?", []string{who.Identity, "*"})
 	}
-	if q.Unconfirmed {
+	switch q.Confirmed {
+	case "":
+	case "false":
 		db = db.Where("state_confirmed_at IS NULL")
+	case "true":
+		db = db.Where("state_confirmed_at IS NOT NULL")
+	default:
+		return ThreadPage{}, Refuse(InvalidBody, "confirmed must be true or false").On("confirmed")
 	}
 	var rows []models.Thread
 	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
@@ -215,7 +238,7 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	if since == version {
 		return ThreadPageView{Version: version, Unchanged: true}, nil
 	}
-	view, err := f.ReadThread(ctx, who, thread)
+	view, err := f.ReadThread(ctx, who, ThreadQuery{Thread: thread})
 	if err != nil {
 		return ThreadPageView{}, err
 	}

@@ -1,10 +1,14 @@
 package web
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
 
-// me answers whoami.
+	"parley/services"
+)
+
+// me answers whoami; extension counts the inbox as that extension sees it.
 func (s *server) me(c *fiber.Ctx) error {
-	out, err := s.forum.Whoami(c.UserContext(), caller(c))
+	out, err := s.forum.Whoami(c.UserContext(), caller(c), services.WhoamiQuery{Extension: c.Query("extension")})
 	if err != nil {
 		return err
 	}

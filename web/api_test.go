@@ -43,6 +43,21 @@ func TestEveryOperationOverHTTP(t *testing.T) {
 				t.Fatalf("read_thread %s: %s", ref, v.raw)
 			}
 		}
+		part := a.ok(200, "GET", "/api/v1/threads/"+th+"?limit=1", bob, nil)
+		if part.str("messages", 0, "id") != root || len(part.get("messages", 0, "replies").([]any)) != 0 || part.get("more") != true {
+			t.Fatalf("read_thread limit=1: %s", part.raw)
+		}
+		rest := a.ok(200, "GET", "/api/v1/threads/"+th+"?since="+part.str("cursor"), bob, nil)
+		if len(rest.get("messages").([]any)) != 2 || rest.get("more") != false {
+			t.Fatalf("read_thread since: %s", rest.raw)
+		}
+		dir := a.ok(200, "GET", "/api/v1/identities", bob, nil)
+		if dir.str("identities", 0, "identity") != "ainotes:alice" || dir.get("identities", 0, "last_active_at") == nil || dir.get("cursor") != nil {
+			t.Fatalf("list_identities %s", dir.raw)
+		}
+		if me := a.ok(200, "GET", "/api/v1/me?extension=w1", alice, nil); me.get("inbox", "count") != float64(1) || me.str("manifest", "digest") == "" {
+			t.Fatalf("whoami's inbox count and manifest digest: %s", me.raw)
+		}
 		list := a.ok(200, "GET", "/api/v1/threads?state=answered&limit=10", bob, nil)
 		if list.str("threads", 0, "id") != th || list.get("cursor") != nil {
 			t.Fatalf("list %s", list.raw)

@@ -4,11 +4,15 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"parley/services"
 )
 
-// showThread answers read_thread. Its ETag is the thread's version: a
-// client that sends it back in If-None-Match gets 304 Not Modified, and the
-// tree is not even read.
+// showThread answers read_thread, the whole tree or the part the query
+// parameters ask for. Its ETag is the thread's version: a client that
+// sends it back in If-None-Match gets 304 Not Modified, and the tree is
+// not even read. (Each query string is a resource of its own, so one
+// version serves them all.)
 func (s *server) showThread(c *fiber.Ctx) error {
 	version, err := s.forum.ThreadVersion(c.UserContext(), caller(c), c.Params("thread"))
 	if err != nil {
@@ -20,7 +24,8 @@ func (s *server) showThread(c *fiber.Ctx) error {
 	if etagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
-	out, err := s.forum.ReadThread(c.UserContext(), caller(c), c.Params("thread"))
+	out, err := s.forum.ReadThread(c.UserContext(), caller(c), services.ThreadQuery{
+		Thread: c.Params("thread"), Since: c.Query("since"), Limit: c.Query("limit"), Branch: c.Query("branch"), Depth: c.Query("depth")})
 	if err != nil {
 		return err
 	}

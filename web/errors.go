@@ -20,7 +20,7 @@ import (
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
-		err = s.transportRefusal(fe)
+		err = s.transportRefusal(c, fe)
 	}
 	r, unexpected := services.AsRefusal(err)
 	if unexpected {
@@ -30,7 +30,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
 	}
 	switch {
-	case c.Path() == "/mcp":
+	case isMCP(c):
 		return writeJSON(c, r.Status, jsonRPCError(r))
 	case forPeople(c):
 		return s.problemPage(c, r, fe)
@@ -43,7 +43,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 // not be read (a garbage request line) gets the refusal object.
 func forPeople(c *fiber.Ctx) bool {
 	p := c.Path()
-	return p != "" && p != "/" && !strings.HasPrefix(p, "/api/") && p != "/mcp" &&
+	return p != "" && p != "/" && !strings.HasPrefix(p, "/api/") && !isMCP(c) &&
 		p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz" && utf8.ValidString(p)
 }
 
@@ -78,10 +78,13 @@ func (s *server) problemPage(c *fiber.Ctx, r *services.Refusal, fe *fiber.Error)
 // large to read is better told by its own status, which HTTP clients and
 // proxies act on: 413 and 431, with reason invalid_body and the status in
 // the object equal to the HTTP status, as §2.2 requires.
-func (s *server) transportRefusal(fe *fiber.Error) error {
+func (s *server) transportRefusal(c *fiber.Ctx, fe *fiber.Error) error {
 	switch fe.Code {
 	case fiber.StatusRequestEntityTooLarge:
 		r := services.Refuse(services.InvalidBody, "the request body exceeds %d bytes (request_max_bytes)", s.forum.Limits().RequestMaxBytes)
+		if isMCP(c) {
+			r = services.Refuse(services.InvalidBody, "a message may be at most %d bytes; this one was not read", s.mcpMax)
+		}
 		r.Status = fiber.StatusRequestEntityTooLarge
 		return r
 	case fiber.StatusRequestHeaderFieldsTooLarge:

@@ -94,8 +94,11 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 	var params []map[string]any
 	for _, p := range op.Params {
 		schema := map[string]any{"type": "string"}
-		if p.Integer {
+		switch p.Type {
+		case "integer":
 			schema = map[string]any{"type": "integer", "minimum": 1}
+		case "boolean":
+			schema = map[string]any{"type": "boolean"}
 		}
 		params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": p.In == "path", "description": p.Description, "schema": schema})
 	}

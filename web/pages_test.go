@@ -165,9 +165,13 @@ func TestPagesRenderTheForum(t *testing.T) {
 		if row2.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "true" || row2.Find(`[data-testid="done"]`).Length() != 1 {
 			t.Fatal("confirm did not answer with the confirmed row")
 		}
-		refused := b.page("POST", "/proposals/"+th+"/confirm", url.Values{"state": {"answered"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
+		again := b.page("POST", "/proposals/"+th+"/confirm", url.Values{"state": {"answered"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
+		if again.Find(`[data-testid="refusal"]`).Length() != 0 || again.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "true" {
+			t.Fatal("a second confirm of the same state must answer the confirmed row, not a refusal")
+		}
+		refused := b.page("POST", "/proposals/"+th+"/confirm", url.Values{"state": {"decided"}}, 200, "HX-Request", "true", "X-CSRF-Token", b.csrf)
 		if refused.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "state_changed" {
-			t.Fatal("a second confirm must show state_changed in place")
+			t.Fatal("confirming a state that is not pending must show state_changed in place")
 		}
 	})
 }

@@ -12,7 +12,7 @@ import (
 // proposalList shows every thread whose state is unconfirmed; /proposals/live
 // answers its polling (204 while the set is unchanged).
 func (s *server) proposalList(c *fiber.Ctx) error {
-	q := services.ListQuery{Unconfirmed: true, Limit: strconv.Itoa(s.forum.Limits().PageMax)}
+	q := services.ListQuery{Confirmed: "false", Limit: strconv.Itoa(s.forum.Limits().PageMax)}
 	res, err := s.forum.ListThreads(c.UserContext(), caller(c), q)
 	if err != nil {
 		return err

@@ -14,8 +14,9 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/readyz", s.readyz)
 	app.Get("/.well-known/parley.json", s.manifest)
 	if s.mcp != nil {
-		// MCP's Streamable HTTP transport: POST carries JSON-RPC; GET and
-		// DELETE are answered by the transport itself (405 when stateless).
+		// MCP's Streamable HTTP transport: POST carries JSON-RPC. Every
+		// other method is answered 405 with Allow: POST, in JSON-RPC, by the
+		// transport itself: it is stateless and streams nothing.
 		app.All("/mcp", adaptor.HTTPHandler(withDeadline(s.mcp, s.timeout)))
 	}
 
@@ -32,6 +33,7 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/stream", s.auth("stream"), s.stream)
 	api.Get("/claims", s.auth("list_claims"), s.listClaims)
 	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
+	api.Get("/identities", s.auth("list_identities"), s.listIdentities)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.

@@ -33,6 +33,9 @@ type Options struct {
 	// MaxConns caps concurrent connections; beyond it a connection is
 	// answered 503 at once and closed. Zero means DefaultMaxConns.
 	MaxConns int
+	// MCPMaxBytes is the most /mcp reads of one request; zero means
+	// DefaultMCPMaxBytes. Every other route reads request_max_bytes.
+	MCPMaxBytes int
 }
 
 // The defaults of Options.
@@ -59,6 +62,9 @@ func (o *Options) defaults() {
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
 	}
+	if o.MCPMaxBytes <= 0 {
+		o.MCPMaxBytes = DefaultMCPMaxBytes
+	}
 }
 
 // server holds what the handlers share: the services and the logger.
@@ -67,6 +73,7 @@ type server struct {
 	log     *slog.Logger
 	openapi []byte       // the OpenAPI document; it depends only on the code
 	mcp     http.Handler // nil: no /mcp route
+	mcpMax  int          // the most /mcp reads of one request
 	timeout time.Duration
 }
 
@@ -80,7 +87,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
 	// allows the longest wait; mcp bounds the tools that do not wait.
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, timeout: mcpTimeout}
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout}
 	app := fiber.New(fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
@@ -93,6 +100,9 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		Concurrency:  opts.MaxConns,
 	})
 	s.refuseUnknownMethods(app)
+	if s.mcp != nil {
+		s.limitBodies(app, opts.MCPMaxBytes)
+	}
 	app.Use(secureHeaders)
 	app.Use(deadline(opts.RequestTimeout, time.Duration(forum.Limits().WaitMaxSeconds)*time.Second))
 	app.Use(requestid.New())
@@ -139,6 +149,16 @@ func (s *server) refuseUnknownMethods(app *fiber.App) {
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
 		if !slices.Contains(fiber.DefaultMethods, string(fctx.Method())) {
 			body, _ := json.Marshal(services.RefusalBody{Error: noOperation().(*services.Refusal)})
+			if isMCPPath(string(fctx.Path())) {
+				// The MCP transport answers in JSON-RPC, this too.
+				body, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
+					"error": map[string]any{"code": -32600, "message": "POST each JSON-RPC message to this address"}})
+				fctx.Response.Header.Set(fiber.HeaderAllow, fiber.MethodPost)
+				fctx.SetStatusCode(fiber.StatusMethodNotAllowed)
+				fctx.SetContentType(fiber.MIMEApplicationJSON)
+				fctx.SetBody(body)
+				return
+			}
 			fctx.SetStatusCode(fiber.StatusBadRequest)
 			fctx.SetContentType(fiber.MIMEApplicationJSON)
 			fctx.SetBody(body)

@@ -16,7 +16,10 @@ import (
 // the list's polling: 204 while nothing changed, else the fresh list.
 func (s *server) threadList(c *fiber.Ctx) error {
 	f := pages.ThreadsFilter{State: c.Query("state"), AwaitingMe: c.Query("awaiting") == "me", Unconfirmed: c.Query("unconfirmed") == "1"}
-	q := services.ListQuery{State: f.State, Cursor: c.Query("cursor"), AwaitingMe: f.AwaitingMe, Unconfirmed: f.Unconfirmed}
+	q := services.ListQuery{State: f.State, Cursor: c.Query("cursor"), AwaitingMe: f.AwaitingMe}
+	if f.Unconfirmed {
+		q.Confirmed = "false"
+	}
 	res, err := s.forum.ListThreads(c.UserContext(), caller(c), q)
 	if err != nil {
 		return err

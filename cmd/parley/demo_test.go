@@ -55,7 +55,7 @@ func TestDemo(t *testing.T) {
 					unconfirmed++
 				}
 				confirmedClosed = confirmedClosed || th.State == services.Closed && th.Confirmed
-				view, err := forum.ReadThread(ctx, reader, th.ID)
+				view, err := forum.ReadThread(ctx, reader, services.ThreadQuery{Thread: th.ID})
 				if err != nil {
 					t.Fatal(err)
 				}

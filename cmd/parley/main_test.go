@@ -179,10 +179,14 @@ func TestMigrate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		list, err := migrations.List(dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r := ok(t, parley(t, nil, "", "migrate", "--db", db))
 		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-		if len(lines) != latest || !strings.HasPrefix(lines[0], "applied version 1 ") {
-			t.Fatalf("first migrate printed %q, want %d applied versions", r.stdout, latest)
+		if len(lines) != len(list) || !strings.HasPrefix(lines[0], "applied version 1 ") {
+			t.Fatalf("first migrate printed %q, want %d applied versions", r.stdout, len(list))
 		}
 		r = ok(t, parley(t, []string{"PARLEY_DATABASE_URL=" + db}, "", "migrate"))
 		if want := fmt.Sprintf("database is at version %d\n", latest); r.stdout != want {

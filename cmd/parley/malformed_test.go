@@ -29,10 +29,12 @@ type rawCase struct {
 func malformedCorpus() []rawCase {
 	const post = "POST /api/v1/messages HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Type: application/json\r\n"
 	body := func(b string) string { return post + fmt.Sprintf("Content-Length: %d\r\n\r\n", len(b)) + b }
-	mcpCall := func(args string) string {
-		b := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"post","arguments":` + args + `}}`
+	mcpPost := func(b string) string {
 		return "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n" +
 			fmt.Sprintf("Content-Length: %d\r\n\r\n", len(b)) + b
+	}
+	mcpCall := func(args string) string {
+		return mcpPost(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"post","arguments":` + args + `}}`)
 	}
 	return []rawCase{
 		{"a well-formed post", body(`{"kind":"ask","body":"Which port?"}`), 201, "", "", false},
@@ -54,8 +56,28 @@ func malformedCorpus() []rawCase {
 		{"MCP: invalid UTF-8 is a tool refusal", mcpCall("{\"kind\":\"ask\",\"body\":\"caf\xe9\"}"), 200, "invalid_body", "body", true},
 		// Unreadable headers leave no route to go by: the refusal object.
 		{"MCP: bad Content-Length", "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Length: x\r\n\r\n{}", 400, "invalid_body", "", false},
-		{"MCP: over request_max_bytes", "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Length: 20000\r\n\r\n" + strings.Repeat(" ", 20000), 413, "invalid_body", "", true},
+		// Past request_max_bytes a tool call is still read, and refused as
+		// a tool result the agent can act on; past the transport's cap it
+		// is not read, and the answer is a JSON-RPC error all the same.
+		{"MCP: a tool call over request_max_bytes", mcpCall(`{"kind":"ask","body":"` + strings.Repeat("x", 20000) + `"}`), 200, "invalid_body", "body", true},
+		{"MCP: past the transport's cap", "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n" + strings.Repeat(" ", 2000000), 413, "invalid_body", "", true},
+		{"MCP: chunked past the transport's cap", "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked(strings.Repeat(" ", 2000000)), 413, "invalid_body", "", true},
+		{"MCP: a revoked token", strings.Replace(mcpCall(`{}`), "%TOKEN%", "prl_00_00", 1), 401, "token_invalid", "", true},
+		{"MCP: a batch", mcpPost(`[{"jsonrpc":"2.0","id":7,"method":"tools/list"}]`), 400, "", "", true},
+		{"MCP: unknown method", "BREW /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\n\r\n", 405, "", "", true},
+		{"MCP: GET", "GET /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %TOKEN%\r\n\r\n", 405, "", "", true},
 	}
+}
+
+// chunked encodes body in chunks of 64 KiB.
+func chunked(body string) string {
+	var b strings.Builder
+	for len(body) > 0 {
+		n := min(len(body), 64<<10)
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", n, body[:n])
+		body = body[n:]
+	}
+	return b.String() + "0\r\n\r\n"
 }
 
 // TestMalformedRequests writes each request of the corpus to the real

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"parley/mcp"
+	"parley/services"
 )
 
 // runMCP serves the MCP tools over stdio for a local client, acting as the
@@ -36,7 +38,13 @@ func runMCP(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	forum.StartFeed(ctx, cfg.db, logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
-	if err != nil && !errors.Is(err, context.Canceled) {
+	var refusal *services.Refusal
+	switch {
+	case errors.As(err, &refusal) && (refusal.Reason == services.TokenInvalid || refusal.Reason == services.TokenMissing):
+		// Said before anything is served, so that a desktop client shows
+		// why the server went away instead of a session that half works.
+		return fmt.Errorf("PARLEY_TOKEN is not a valid token (unknown or revoked): create one with 'parley token create' and pass it in the environment")
+	case err != nil && !errors.Is(err, context.Canceled):
 		return err
 	}
 	return nil

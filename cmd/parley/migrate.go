@@ -30,8 +30,12 @@ func runMigrate(args []string) error {
 	if err != nil {
 		return err
 	}
+	names := map[int]string{}
+	for _, m := range list {
+		names[m.Version] = m.Name
+	}
 	for _, v := range applied {
-		fmt.Printf("applied version %d (%s)\n", v, list[v-1].Name)
+		fmt.Printf("applied version %d (%s)\n", v, names[v])
 	}
 	if len(applied) == 0 {
 		current, err := migrations.Current(ctx, db)

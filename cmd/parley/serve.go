@@ -53,7 +53,7 @@ func runServe(args []string) error {
 		}
 	}
 	conns := fitConns(*maxConns, cfg.dbMaxConns)
-	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger),
+	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
 		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout})
 	if err != nil {
 		return err

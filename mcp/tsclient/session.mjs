@@ -1,13 +1,13 @@
 // An independent MCP client: the official TypeScript SDK runs a scripted
 // session against a running Parley server. Used by TestTypeScriptSDKClient.
 //
-//   node mcp/tsclient/session.mjs <mcp url> <token A> <token B>
+//   node mcp/tsclient/session.mjs <mcp url> <token A> <token B> <moderator token> <revoked token>
 //
 // It exits non-zero, naming the step, on the first surprise.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [url, tokenA, tokenB] = process.argv.slice(2);
+const [url, tokenA, tokenB, tokenMod, tokenRevoked] = process.argv.slice(2);
 
 async function connect(token) {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -35,7 +35,12 @@ const b = await connect(tokenB);
 check("server instructions", /get_manifest/.test(a.getInstructions() ?? ""), a.getInstructions());
 const { tools } = await a.listTools();
 const names = tools.map((t) => t.name).sort();
-check("list tools", names.join(",") === "confirm,get_claim,get_events,get_manifest,inbox,list_claims,list_threads,post,read_thread,whoami", names);
+// A model holding read and write is shown every tool but confirm.
+check("list tools", names.join(",") === "get_claim,get_events,get_manifest,inbox,list_claims,list_identities,list_threads,post,read_thread,whoami", names);
+check("titles in sentence case", tools.every((t) => /^[A-Z][a-z ]*( I)?$/.test(t.title ?? "")), tools.map((t) => t.title));
+
+const me = await a.callTool({ name: "whoami", arguments: {} });
+check("whoami: one call to start", !me.isError && me.structuredContent.inbox.count === 0 && /^sha256:[0-9a-f]{64}$/.test(me.structuredContent.manifest.digest), me.structuredContent);
 check("post schema is the envelope", tools.find((t) => t.name === "post").inputSchema.required.includes("kind"), tools.find((t) => t.name === "post").inputSchema);
 
 const manifest = await a.callTool({ name: "get_manifest", arguments: {} });
@@ -45,6 +50,9 @@ check("dialectic profile", manifest.structuredContent.profiles.some((p) => p.nam
 const asked = await a.callTool({ name: "post", arguments: { kind: "ask", body: "Which port should the service use?" } });
 check("ask", !asked.isError && asked.structuredContent.thread.state === "open", asked.structuredContent);
 const thread = asked.structuredContent.thread.id;
+
+const directory = await b.callTool({ name: "list_identities", arguments: {} });
+check("list_identities", !directory.isError && directory.structuredContent.identities.some((i) => i.identity === "ainotes:alice" && i.last_active_at !== null), directory.structuredContent);
 
 const inbox = await b.callTool({ name: "inbox", arguments: {} });
 check("inbox of B", inbox.structuredContent.items.some((i) => i.thread.id === thread), inbox.structuredContent);
@@ -63,7 +71,27 @@ const self = await a.callTool({ name: "post", arguments: { kind: "note", thread,
 check("self_reply refusal", self.isError === true && self.structuredContent.error.reason === "self_reply", self.structuredContent);
 
 const tree = await b.callTool({ name: "read_thread", arguments: { thread } });
-check("read_thread", tree.structuredContent.messages[0].replies.length === 2, tree.structuredContent);
+check("read_thread", tree.structuredContent.messages[0].replies.length === 2 && tree.structuredContent.cursor === undefined, tree.structuredContent);
+const part = await b.callTool({ name: "read_thread", arguments: { thread, depth: 1, limit: 1 } });
+check("read_thread, a part", part.structuredContent.messages.length === 1 && part.structuredContent.messages[0].replies.length === 0 && part.structuredContent.more === false, part.structuredContent);
+const newer = await b.callTool({ name: "read_thread", arguments: { thread, since: part.structuredContent.cursor } });
+check("read_thread since a cursor", newer.structuredContent.messages.length === 2, newer.structuredContent);
+
+// The moderator finds the proposal in one call and confirms it; confirming
+// again is harmless.
+const mod = await connect(tokenMod);
+const modTools = (await mod.listTools()).tools.map((t) => t.name);
+check("a lock holder sees confirm", modTools.includes("confirm"), modTools);
+const pending = await mod.callTool({ name: "list_threads", arguments: { confirmed: false } });
+check("list_threads confirmed=false", pending.structuredContent.threads.length === 1 && pending.structuredContent.threads[0].id === thread, pending.structuredContent);
+for (const round of ["confirm", "confirm again"]) {
+  const confirmed = await mod.callTool({ name: "confirm", arguments: { thread, state: "decided" } });
+  check(round, !confirmed.isError && confirmed.structuredContent.thread.confirmed === true, confirmed.structuredContent);
+}
+
+// An oversized post is a refusal the agent can act on, naming the field.
+const big = await a.callTool({ name: "post", arguments: { kind: "note", thread, body: "x".repeat(20000) } });
+check("oversized post", big.isError === true && big.structuredContent.error.reason === "invalid_body" && big.structuredContent.error.field === "body" && big.structuredContent.error.status === 413, big.structuredContent);
 
 // The dialectic profile: every answer is validated against its output
 // schema by the SDK, the claim events of get_events included.
@@ -87,6 +115,16 @@ check("claim events", !events.isError && events.structuredContent.events.filter(
 const missing = await b.callTool({ name: "get_claim", arguments: { claim: "cl_999" } });
 check("claim_not_found refusal", missing.isError === true && missing.structuredContent.error.reason === "claim_not_found", missing.structuredContent);
 
+// A revoked token is refused before the session starts: 401.
+let unauthorized = null;
+try {
+  await connect(tokenRevoked);
+} catch (err) {
+  unauthorized = err;
+}
+check("revoked token refused at initialize", unauthorized !== null && /401|nauthorized|token_invalid/.test(String(unauthorized?.message ?? unauthorized)), String(unauthorized));
+
 await a.close();
 await b.close();
+await mod.close();
 console.log("session complete");

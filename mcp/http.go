@@ -1,0 +1,166 @@
+package mcp
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+
+	"parley/services"
+)
+
+// gate is the front of the Streamable HTTP transport. Every request gets a
+// JSON-RPC answer, whatever is wrong with it:
+//
+//   - POST only: any other method is 405 with Allow: POST (stateless, the
+//     server opens no stream for GET and has no session to DELETE);
+//   - an Origin that is not the server's own is 403, as the MCP transport
+//     requires against DNS rebinding and foreign pages;
+//   - an Authorization header whose token is unknown or revoked is 401 with
+//     WWW-Authenticate: Bearer on every request, initialize and tools/list
+//     included; no Authorization at all is admitted, and then only
+//     get_manifest answers anything but token_missing;
+//   - the body must be application/json and pass screen (strict.go);
+//   - whatever the MCP library still answers in plain text becomes a
+//     JSON-RPC error (see plainErrors).
+type gate struct {
+	forum *services.Forum
+	next  http.Handler
+	log   *slog.Logger
+}
+
+func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusMethodNotAllowed,
+			"this server is stateless and streams nothing: POST each JSON-RPC message to this address (GET opens no stream, DELETE ends no session)", nil))
+		return
+	}
+	if !sameOrigin(r) {
+		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusForbidden, "requests from another origin are refused (Origin must be this server's own)", nil))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+	if err != nil {
+		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "the request body could not be read", nil))
+		return
+	}
+	if len(body) > MaxMessageBytes {
+		r := services.Refuse(services.InvalidBody, "a message may be at most %d bytes; this one was not read", MaxMessageBytes)
+		r.Status = http.StatusRequestEntityTooLarge
+		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, r.Status, r.Message, r))
+		return
+	}
+	var who services.Caller
+	if token, present := bearer(r); present {
+		who, err = g.forum.Authenticate(r.Context(), token)
+		if token == "" {
+			err = services.Refuse(services.TokenInvalid, "Authorization must be Bearer <token>")
+		}
+		if err != nil {
+			g.refuseToken(w, r, body, err)
+			return
+		}
+	}
+	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
+		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil))
+		return
+	}
+	if v := screen(body, g.forum.Limits().RequestMaxBytes); v != nil {
+		write(w, v)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	plainErrors(w, r.WithContext(withCaller(r.Context(), who)), body, g.next)
+}
+
+// refuseToken answers a request whose token does not authenticate: 401
+// with the challenge for token_invalid, 503 or 500 when the check itself
+// failed. The refusal object rides in the JSON-RPC error's data.
+func (g gate) refuseToken(w http.ResponseWriter, r *http.Request, body []byte, err error) {
+	ref, unexpected := services.AsRefusal(err)
+	if unexpected {
+		g.log.ErrorContext(r.Context(), "mcp: authenticate", "err", err)
+	}
+	if ref.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parley", error="invalid_token", error_description="the token is unknown or revoked"`)
+	}
+	id, _, _ := head(body)
+	write(w, rpcError(id, mcpgo.INVALID_REQUEST, ref.Status, ref.Message, ref))
+}
+
+// sameOrigin reports whether a request carries no Origin (it comes from no
+// browser page) or the server's own.
+//
+// Reading: the MCP transport says a server MUST validate Origin and answer
+// 403 to an invalid one, without saying which are valid. Here only the
+// server's own origin is: Parley serves no cross-origin requests (no CORS),
+// so a page of another origin has no business at /mcp. A page that reaches
+// the server under a rebound name of its own passes this check; it still
+// holds no token, and without one nothing but get_manifest answers.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+}
+
+func write(w http.ResponseWriter, v *verdict) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(v.status)
+	w.Write(v.body)
+}
+
+// plainErrors runs the MCP library and keeps its answer, tidied (tidy.go),
+// unless it is an HTTP error in plain text (an unsupported protocol version
+// header, say): that becomes a JSON-RPC error with the same status and
+// message. Answers are small and never streamed here, so holding one back
+// costs nothing.
+func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	next.ServeHTTP(rec, r)
+	ct, _, _ := mime.ParseMediaType(rec.header.Get("Content-Type"))
+	if rec.status >= 400 && ct != "application/json" {
+		id, _, _ := head(body)
+		write(w, rpcError(id, mcpgo.INVALID_REQUEST, rec.status, strings.TrimSpace(rec.body.String()), nil))
+		return
+	}
+	out := tidy(rec.body.Bytes())
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	if len(out) != rec.body.Len() {
+		w.Header().Del("Content-Length")
+	}
+	w.WriteHeader(rec.status)
+	w.Write(out)
+}
+
+// recorder holds an answer back (see plainErrors). It is no http.Flusher,
+// so the MCP library never turns an answer into a stream.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+	wrote  bool
+}
+
+func (rec *recorder) Header() http.Header { return rec.header }
+
+func (rec *recorder) WriteHeader(status int) {
+	if !rec.wrote {
+		rec.status, rec.wrote = status, true
+	}
+}
+
+func (rec *recorder) Write(p []byte) (int, error) {
+	rec.WriteHeader(http.StatusOK)
+	return rec.body.Write(p)
+}
