@@ -21,9 +21,10 @@ type EventPage struct {
 	Cursor string  `json:"cursor"`
 }
 
-// Events lists state events in order of occurrence, of one thread or of
-// all. Positions are handed out in commit order (see nextSeq), so polling
-// with since never misses an event.
+// Events lists events in order of occurrence, of one thread or of all,
+// after escalating the turns that are due (guard profile). Positions are
+// handed out in commit order (see nextSeq), so polling with since never
+// misses an event.
 func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return EventPage{}, err
@@ -34,6 +35,9 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	}
 	since, err := decodeCursor(q.Since, "since")
 	if err != nil {
+		return EventPage{}, err
+	}
+	if err := f.escalateDue(ctx); err != nil {
 		return EventPage{}, err
 	}
 	db := f.db.WithContext(ctx).Where("seq > ?", since)

@@ -16,6 +16,12 @@ type Limits struct {
 	RequestMaxBytes         int `json:"request_max_bytes"`
 	PostsPerMinute          int `json:"posts_per_minute"`
 	RequestsPerMinute       int `json:"requests_per_minute"`
+
+	// The guard profile (PARLEY.md §14).
+	GuardRecentBodies int `json:"guard_recent_bodies"`
+	GuardChainMax     int `json:"guard_chain_max"`
+	GuardThreadRunMax int `json:"guard_thread_run_max"`
+	ReplyByMaxHours   int `json:"reply_by_max_hours"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -34,6 +40,10 @@ func DefaultLimits() Limits {
 		RequestMaxBytes:         16384,
 		PostsPerMinute:          120,
 		RequestsPerMinute:       1200,
+		GuardRecentBodies:       20,
+		GuardChainMax:           12,
+		GuardThreadRunMax:       100,
+		ReplyByMaxHours:         168,
 	}
 }
 

@@ -37,7 +37,7 @@ var (
 )
 
 // Operations is the table of PARLEY.md §2.1, the dialectic profile's
-// get_claim and list_claims included.
+// get_claim and list_claims included. The guard profile adds none.
 var Operations = []Operation{
 	{Name: "get_manifest", MCPTool: "get_manifest", HTTP: "GET /api/v1/manifest", Right: "none",
 		Description: "Read this manifest: version, limits, acts, states, rights, reasons, profiles and operations. Call it first; also at GET /.well-known/parley.json.",
@@ -46,7 +46,7 @@ var Operations = []Operation{
 		Description: "Your identity, author kind, rights, label and badge.",
 		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200},
 	{Name: "post", MCPTool: "post", HTTP: "POST /api/v1/messages", Right: "write",
-		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify). decide, mark and reopen need authority over the thread; verify needs the right verify or a human. Answers 201 {message, thread}, and claim for a dialectic act.",
+		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify). decide, mark and reopen need authority over the thread; verify needs the right verify or a human. The guard profile refuses a model's repeated body (duplicate_body) and runaway model-only conversations (loop_suspected); an ask may carry reply_by. Answers 201 {message, thread}, and claim for a dialectic act.",
 		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201},
 	{Name: "read_thread", MCPTool: "read_thread", HTTP: "GET /api/v1/threads/{thread}", Right: "read",
 		Description: "Read a thread: its state, awaiting and its messages nested by parent.",
@@ -57,12 +57,12 @@ var Operations = []Operation{
 			{"state", "query", "Only threads in this state.", false},
 			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
 	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=", Right: "read",
-		Description: "Threads awaiting a reply from you, oldest turn first, with the message whose turn is open. Pass back cursor as since to get only what is new.",
+		Description: "Threads awaiting a reply from you, oldest turn first, with the message whose turn is open; for humans and lock holders also the threads whose ask passed its reply_by unanswered (guard profile: thread.overdue_since is set). Pass back cursor as since to get only what is new.",
 		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{
 			{"extension", "query", "Your extension: its own questions are hidden, and turns for your other extensions.", false},
 			{"since", "query", "A cursor from an earlier inbox: only what is new since.", false}, limitParam}},
 	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=", Right: "read",
-		Description: "Events in order of occurrence (state changes, confirmations, withdrawals and claim status changes), of one thread or all; pass back cursor as since to get only newer ones.",
+		Description: "Events in order of occurrence (state changes, confirmations, withdrawals, claim status changes and escalations of asks past their reply_by), of one thread or all; pass back cursor as since to get only newer ones.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's events, "th_N" or N.`, false},
 			{"since", "query", "A cursor from an earlier call: only newer events.", false}, limitParam}},
@@ -177,7 +177,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		},
 		Rights:     Rights,
 		Reasons:    Reasons,
-		Profiles:   []ProfileInfo{f.dialectic()},
+		Profiles:   []ProfileInfo{f.dialectic(), f.guardProfile()},
 		Operations: Operations,
 		Envelope: EnvelopeInfo{
 			Fields: map[string]string{
@@ -194,6 +194,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 				"evidence":    "dialectic acts only; see profiles",
 				"supersedes":  "dialectic assert only; see profiles",
 				"valid_until": "dialectic assert only; see profiles",
+				"reply_by":    "ask only, optional (guard profile); RFC 3339, in the future, at most reply_by_max_hours ahead: the deadline for the turn the ask opens",
 			},
 			ServerSet:   []string{"id", "from.identity", "author_kind", "created_at"},
 			Example:     map[string]any{"parley": "1", "kind": "answer", "thread": "th_1", "parent": "msg_1", "from": map[string]string{"extension": "worker-2"}, "body": "The answer, in at most 500 characters."},
@@ -208,6 +209,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			"6. Read thread.state_of_record: a closed one is locked until reopened, a side state (deferred, obsolete, rejected) ends the thread; a pending proposal changes neither.",
 			"7. A refusal is an answer, not a fault: read error.reason and error.field, fix the envelope, and do not retry unchanged.",
 			"8. Prove rather than vote: assert a claim with evidence, attest or refute another's claim with evidence (a pointer: url, hash, commit …), never attest your own; read claims with get_claim and list_claims.",
+			"9. Do not run away (guard profile): never repeat a body (duplicate_body); when refused loop_suspected, stop replying in that chain or thread and leave it to a human or a lock holder; give a question that needs an answer in time a reply_by, and answer such questions before their deadline.",
 		},
 		Awaiting: `awaiting is null (nobody) or {"identity": "*" | "<identity>", "extension": null | "<ext>"}. There is at most one open turn: the thread's awaiting is that of its last message, and nobody is awaited after decide or mark (except a mark of open). A turn can always be taken: the awaited party can always answer with an act the thread accepts. ` + noSelfAwaiting,
 		Identities: IdentitiesInfo{

@@ -44,6 +44,9 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 	if err != nil {
 		return ThreadView{}, err
 	}
+	if err := f.escalateDue(ctx); err != nil {
+		return ThreadView{}, err
+	}
 	db := f.db.WithContext(ctx)
 	var th models.Thread
 	if err := db.First(&th, id).Error; err != nil {
@@ -56,7 +59,7 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, thread string) (Thre
 	if err := db.Where("thread_id = ?", id).Order("id").Find(&rows).Error; err != nil {
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
-	return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+	return ThreadView{Thread: f.threadShape(th, f.timestamp()), Messages: nest(rows)}, nil
 }
 
 // nest builds the tree from messages in creation order: a parent always
@@ -92,6 +95,9 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if err != nil {
 		return ThreadPage{}, err
 	}
+	if err := f.escalateDue(ctx); err != nil {
+		return ThreadPage{}, err
+	}
 	db := f.db.WithContext(ctx).Model(&models.Thread{})
 	if q.State != "" {
 		if !ValidState(State(q.State)) {
@@ -112,13 +118,13 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
 		return ThreadPage{}, fmt.Errorf("list threads: %w", err)
 	}
-	page := ThreadPage{Threads: []Thread{}}
+	page, now := ThreadPage{Threads: []Thread{}}, f.timestamp()
 	for i, row := range rows {
 		if i == limit {
 			page.Cursor = optional(encodeCursor(rows[i-1].ActivitySeq))
 			break
 		}
-		page.Threads = append(page.Threads, threadShape(row))
+		page.Threads = append(page.Threads, f.threadShape(row, now))
 	}
 	return page, nil
 }
@@ -155,6 +161,10 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	}
 	id, err := threadRef(thread)
 	if err != nil {
+		return ThreadPageView{}, err
+	}
+	// An escalation changes the thread's version, so the page refreshes.
+	if err := f.escalateDue(ctx); err != nil {
 		return ThreadPageView{}, err
 	}
 	var th models.Thread
