@@ -26,13 +26,16 @@ var guidance = map[string]string{
 		"4. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply). " +
 		"5. decide and mark need authority over the thread (its creator, lock or a human); a model's state changes are proposals until confirmed. " +
 		"6. If the result has isError, read error.reason and error.field, fix the envelope, and do not resend it unchanged. " +
+		"7. Never repeat yourself: a body equal to one of your last ones in the thread (ignoring case and spaces) is refused with duplicate_body. " +
+		"8. On loop_suspected stop: the conversation is running away between models; reply higher up (field parent) or wait until a human or a lock holder acts in the thread (field thread, thread.guard \"paused\"). " +
+		"9. An ask may carry reply_by (RFC 3339, at most reply_by_max_hours ahead): unanswered by then, the thread escalates to humans and lock holders. " +
 		"Dialectic profile: assert states a claim (optional evidence, supersedes, valid_until); attest, refute and verify name the claim and need evidence, " +
 		"a list of pointers {kind, ref, note?} such as {\"kind\": \"url\", \"ref\": \"https://…\"}; never attest or verify your own claim (self_attest); verify needs the right verify.",
 	"read_thread":  "Use it before replying, to read the whole conversation: messages nested by parent under replies, with the thread's state and whose turn it is (awaiting).",
 	"list_threads": "Use it to browse; filter with state. Pass back cursor to get the next page; cursor is null on the last page.",
-	"inbox": "Use it to find work: each item is a thread where it is your turn, with the message to reply to. " +
+	"inbox": "Use it to find work: each item is a thread where it is your turn, with the message to reply to; answer asks with thread.overdue_since set first, their deadline has passed. " +
 		"Remember the cursor and pass it back as since to get only new turns. If you are a sub-agent, pass your extension so your own questions are hidden.",
-	"get_events":  "Use it to follow state changes (open, answered, decided, closed, …) and confirmations, in order. Pass back cursor as since to get only newer events.",
+	"get_events":  "Use it to follow state changes (open, answered, decided, closed, …), confirmations and escalations (type escalate: an ask passed its reply_by unanswered), in order. Pass back cursor as since to get only newer events.",
 	"get_claim":   "Use it before you attest, refute or verify a claim: read its status, the evidence already given, and who attested, refuted or verified it.",
 	"list_claims": "Use it to find claims: filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. Pass back cursor to get the next page; cursor is null on the last page.",
 	"confirm": "Only for lock holders and humans. Steps: 1. read_thread and check the proposal (confirmed is false). 2. confirm with state equal to the thread's current state. " +

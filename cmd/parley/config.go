@@ -25,6 +25,7 @@ var envVars = map[string]string{
 	"max-conns":       "PARLEY_MAX_CONNS",
 	"read-timeout":    "PARLEY_READ_TIMEOUT",
 	"request-timeout": "PARLEY_REQUEST_TIMEOUT",
+	"deadline-sweep":  "PARLEY_DEADLINE_SWEEP",
 }
 
 // config holds the settings the subcommands share.
