@@ -33,6 +33,7 @@ Usage:
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley demo [--db URL] [--realm REALM]
+  parley simulate --db URL [--url URL] [--mcp] [--json] [--budget short|long] [--scenario NAME,...]
   parley help
 
 Commands:
@@ -49,6 +50,11 @@ Commands:
                  in every state, proposals to confirm; prints the agents' tokens
                  and the password of the human ada (PARLEY_PASSWORD, else a
                  fixed demo password); migrates first
+  simulate       run scripted agents against a running server (--url, over
+                 HTTP or with --mcp over MCP) and measure the guard profile:
+                 loops, repeats, unanswered deadlines, a polite team, a swarm;
+                 prints a table (or --json) and exits 1 if a check fails.
+                 It creates its agents' tokens in the server's database (--db)
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
@@ -88,6 +94,8 @@ func run(args []string) int {
 		err = runMCP(rest)
 	case "demo":
 		err = runDemo(rest)
+	case "simulate":
+		err = runSimulate(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}
