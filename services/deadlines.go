@@ -23,11 +23,11 @@ import (
 // when its reply_by has passed: computed when read, never by a cron job.
 //
 // The escalate event is recorded once per ask, by whichever comes first: a
-// read that finds an overdue turn not yet escalated, or the periodic sweep
-// of `parley serve`. Both run escalate, which locks the thread row and
-// re-checks under the lock; threads.escalated_at and the unique index
-// events_escalate_once make "once" hold in the database, with any number of
-// servers on it.
+// read that finds an overdue turn not yet escalated, the periodic sweep of
+// `parley serve`, or the act that finally moves the overdue turn. All run
+// escalateLocked under the thread's row lock, which re-checks;
+// threads.escalated_at and the unique index events_escalate_once make
+// "once" hold in the database, with any number of servers on it.
 
 // escalateBatch bounds what one read escalates; the sweep loops.
 const escalateBatch = 50
@@ -101,9 +101,7 @@ func (f *Forum) escalateDue(ctx context.Context) error {
 }
 
 // escalate records one thread's escalation in one transaction, unless
-// another read or server already has, or its turn moved meanwhile. The
-// thread's turn counts as new (turn_seq), so that the inboxes of humans
-// and lock holders, paged by since, see it.
+// another read or server already has, or its turn moved meanwhile.
 func (f *Forum) escalate(ctx context.Context, id int64) (bool, error) {
 	done := false
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -112,27 +110,12 @@ func (f *Forum) escalate(ctx context.Context, id int64) (bool, error) {
 			return err
 		}
 		now := f.timestamp()
-		if th.EscalatedAt != nil || overdueSince(th, now) == nil {
-			return nil
-		}
-		seq, err := nextSeq(tx)
-		if err != nil {
+		if done, err = escalateLocked(tx, &th, now); err != nil || !done {
 			return err
 		}
-		ev := models.Event{
-			Seq: seq, ThreadID: th.ID, Type: "escalate", FromState: th.State, ToState: th.State,
-			Origin: guardOrigin, Label: guardOrigin,
-			ActorIdentity: th.AwaitingIdentity, ActorExtension: th.AwaitingExtension,
-			MessageID: &th.TurnMessageID, At: now,
-		}
-		if err := tx.Create(&ev).Error; err != nil {
-			return fmt.Errorf("insert escalate event: %w", err)
-		}
-		th.EscalatedAt, th.TurnSeq, th.ActivitySeq, th.UpdatedAt = &now, seq, seq, now
 		if err := tx.Save(&th).Error; err != nil {
 			return fmt.Errorf("update thread: %w", err)
 		}
-		done = true
 		return nil
 	})
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -142,6 +125,36 @@ func (f *Forum) escalate(ctx context.Context, id int64) (bool, error) {
 		return false, fmt.Errorf("escalate %s: %w", ThreadKey(id), err)
 	}
 	return done, nil
+}
+
+// escalateLocked records the escalate event of a thread locked by tx when
+// its open turn is overdue and has not escalated yet, and reports whether
+// it did. The thread's turn counts as new (turn_seq), so that the inboxes
+// of humans and lock holders, paged by since, see it; the caller saves the
+// thread.
+//
+// Post calls it too, before an act moves a turn that is already overdue:
+// the turn was open when reply_by passed, so it escalated, even when the
+// late answer comes before any read or sweep has seen it.
+func escalateLocked(tx *gorm.DB, th *models.Thread, now time.Time) (bool, error) {
+	if th.EscalatedAt != nil || overdueSince(*th, now) == nil {
+		return false, nil
+	}
+	seq, err := nextSeq(tx)
+	if err != nil {
+		return false, err
+	}
+	ev := models.Event{
+		Seq: seq, ThreadID: th.ID, Type: "escalate", FromState: th.State, ToState: th.State,
+		Origin: guardOrigin, Label: guardOrigin,
+		ActorIdentity: th.AwaitingIdentity, ActorExtension: th.AwaitingExtension,
+		MessageID: &th.TurnMessageID, At: now,
+	}
+	if err := tx.Create(&ev).Error; err != nil {
+		return false, fmt.Errorf("insert escalate event: %w", err)
+	}
+	th.EscalatedAt, th.TurnSeq, th.ActivitySeq, th.UpdatedAt = &now, seq, seq, now
+	return true, nil
 }
 
 // guardOrigin is the origin and label of an escalate event.

@@ -158,6 +158,49 @@ func TestSweepEscalatesWithoutReads(t *testing.T) {
 	})
 }
 
+// TestLateAnswerRecordsTheEscalation: an answer that comes after reply_by,
+// before any read or sweep saw the turn overdue, records the escalation
+// first — the turn was open when the deadline passed — and then moves the
+// turn. A note, which carries the turn, escalates nothing itself.
+func TestLateAnswerRecordsTheEscalation(t *testing.T) {
+	start := time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	eachWorldWith(t, services.Config{Now: clk.now}, func(t *testing.T, w *world) {
+		clk.t = start
+		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")
+		ask := w.must(alice, env{"kind": "ask", "body": "Mirror in sync?", "reply_by": start.Add(time.Minute).Format(time.RFC3339)})
+		th := ask.Thread.ID
+		clk.advance(2 * time.Minute)
+		w.must(carol, env{"kind": "note", "thread": th, "body": "Asking around."})
+		var n int64
+		w.db.Model(&models.Event{}).Where("type = ?", "escalate").Count(&n)
+		if n != 0 {
+			t.Fatalf("a note escalated the thread")
+		}
+		clk.advance(time.Second)
+		p := w.must(bob, env{"kind": "answer", "thread": th, "body": "Yes, since 09:00."})
+		if p.Thread.OverdueSince != nil {
+			t.Fatalf("still overdue after the answer: %v", p.Thread.OverdueSince)
+		}
+		e := w.escalations(th)
+		if len(e) != 1 || *e[0].Message != ask.Message.ID || !e[0].At.Equal(clk.now()) {
+			t.Fatalf("escalations %+v", e)
+		}
+		reader := services.Caller{Identity: "test:reader", Kind: services.KindLLM, Rights: []services.Right{services.RightRead}}
+		page, _ := w.forum.Events(w.ctx, reader, services.EventsQuery{Thread: th})
+		types := []string{}
+		for _, ev := range page.Events {
+			types = append(types, ev.Type)
+		}
+		if !slices.Equal(types, []string{"state", "escalate", "state"}) {
+			t.Fatalf("events %v: the escalation must come before the answer's mark", types)
+		}
+		if n, _ := w.forum.EscalateDue(w.ctx); n != 0 {
+			t.Fatalf("escalated again: %d", n)
+		}
+	})
+}
+
 // TestEscalationIsRecordedOnce races sweeps and reads of several "servers"
 // (Forums over the same database) at an overdue thread: one escalate event.
 func TestEscalationIsRecordedOnce(t *testing.T) {

@@ -160,6 +160,13 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	msg.BodyHash, msg.ChainLen = hash, chainAfter(&parent, who, carriesMark(env.Kind, chg))
 	awaiting := replyAwaiting(th, parent, env, question, target).notSelf(turn{who.Identity, env.Extension})
 	setAwaiting(&msg, awaiting)
+	if !carriesTurn(env.Kind) {
+		// The turn this act moves may be overdue and not yet escalated: it
+		// was open when its reply_by passed (PARLEY.md §14 rule 4).
+		if _, err := escalateLocked(tx, &th, now); err != nil {
+			return Posted{}, err
+		}
+	}
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}

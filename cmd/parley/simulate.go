@@ -354,12 +354,10 @@ type record struct {
 	asks     []*deadlineAsk
 }
 
-// deadlineAsk is an ask that carried reply_by, and when (if ever) the
-// scenario took its turn.
+// deadlineAsk is an ask that carried reply_by.
 type deadlineAsk struct {
 	thread, message string
 	replyBy         time.Time
-	answeredAt      time.Time // zero while nobody took the turn
 }
 
 func newRecord(name string, seed uint64) *record {
@@ -392,14 +390,6 @@ func (r *record) ask(a *deadlineAsk) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.asks = append(r.asks, a)
-}
-
-func (r *record) answered(a *deadlineAsk, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if a.answeredAt.IsZero() {
-		a.answeredAt = at
-	}
 }
 
 func guardReason(reason string) bool {

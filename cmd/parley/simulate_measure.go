@@ -29,10 +29,12 @@ import (
 //   - duplicates through: stored messages whose body, normalized as rule 1
 //     does, equals one of the same identity's previous guard_recent_bodies
 //     bodies in the thread;
-//   - asks overdue: asks with reply_by whose turn the scenario did not take
-//     before the deadline; escalated: those with an escalate event; in
-//     time: escalated within escalationSlack of reply_by; false escalations:
-//     escalated asks whose turn was taken in time.
+//   - asks overdue: asks with reply_by whose turn was still open when the
+//     deadline passed, as the stored tree tells it: no later message that
+//     opens a new turn (any act but note, attest and verify) was created by
+//     then; escalated: those with an escalate event; in time: escalated
+//     within escalationSlack of reply_by; false escalations: escalated asks
+//     whose turn had moved in time.
 
 // report is what simulate prints.
 type report struct {
@@ -119,6 +121,7 @@ func (s *sim) run(ctx context.Context, sc scenario) (scenarioReport, error) {
 // measure reads every thread the scenario touched.
 func (s *sim) measure(ctx context.Context, rec *record, r *scenarioReport) error {
 	escalations := map[string]time.Time{} // ask message → when it escalated
+	facts := map[string]threadFacts{}
 	threads := slices.Sorted(maps.Keys(rec.threads))
 	r.Threads = len(threads)
 	for _, id := range threads {
@@ -126,6 +129,7 @@ func (s *sim) measure(ctx context.Context, rec *record, r *scenarioReport) error
 		if err != nil {
 			return err
 		}
+		facts[id] = f
 		r.LongestChain = max(r.LongestChain, f.longestChain())
 		r.LongestRun = max(r.LongestRun, f.longestRun())
 		r.DuplicatesThrough += f.duplicates(s.limits["guard_recent_bodies"])
@@ -140,7 +144,7 @@ func (s *sim) measure(ctx context.Context, rec *record, r *scenarioReport) error
 	}
 	for _, a := range rec.asks {
 		r.AsksWithDeadline++
-		overdue := a.answeredAt.IsZero() || a.answeredAt.After(a.replyBy)
+		overdue := facts[a.thread].openAt(a.message, a.replyBy)
 		at, escalated := escalations[a.message]
 		if overdue {
 			r.AsksOverdue++
@@ -206,9 +210,9 @@ type threadFacts struct {
 }
 
 type message struct {
-	id, parent, identity, body string
-	model                      bool // by a model that does not hold lock
-	at                         time.Time
+	id, parent, identity, body, kind string
+	model                            bool // by a model that does not hold lock
+	at                               time.Time
 }
 
 func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
@@ -224,7 +228,7 @@ func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
 			at, _ := time.Parse(time.RFC3339Nano, digString(it, "created_at"))
 			f.messages = append(f.messages, message{
 				id: digString(it, "id"), parent: digString(it, "parent"), identity: digString(it, "from", "identity"),
-				body: digString(it, "body"), at: at,
+				body: digString(it, "body"), kind: digString(it, "kind"), at: at,
 				model: digString(it, "author_kind") == "llm" && digString(it, "from", "badge") == "",
 			})
 			walk(digList(it, "replies"))
@@ -269,6 +273,19 @@ func keyNumber(key string) int {
 	_, n, _ := strings.Cut(key, "_")
 	v, _ := strconv.Atoi(n)
 	return v
+}
+
+// openAt reports whether the turn ask opened was still open at t: no
+// later message that opens a turn was created before t (at t the server
+// already counts the turn overdue).
+func (f threadFacts) openAt(ask string, t time.Time) bool {
+	for _, m := range f.messages {
+		carries := m.kind == "note" || m.kind == "attest" || m.kind == "verify"
+		if keyNumber(m.id) > keyNumber(ask) && !carries && m.at.Before(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // longestChain: rule 2's count, down every branch.

@@ -258,17 +258,11 @@ func tellStory(ctx context.Context, team []*agent, story int, deadline time.Dura
 		due.thread, due.message = thread, q
 		lead.rec.ask(due)
 	}
-	took := func() {
-		if due != nil {
-			lead.rec.answered(due, time.Now())
-		}
-	}
 	if worker.rng.IntN(2) == 0 {
 		c, err := step(worker, map[string]any{"kind": "clarify", "thread": thread, "parent": q, "body": t.clarify})
 		if err != nil {
 			return err
 		}
-		took()
 		if _, err := step(lead, map[string]any{"kind": "answer", "thread": thread, "parent": c, "body": t.precision}); err != nil {
 			return err
 		}
@@ -277,7 +271,6 @@ func tellStory(ctx context.Context, team []*agent, story int, deadline time.Dura
 	if err != nil {
 		return err
 	}
-	took()
 	parent := answer
 	for round := range reviewer.rng.IntN(4) {
 		kind := []string{"object", "note"}[reviewer.rng.IntN(2)]
