@@ -1,5 +1,7 @@
 // Command parley runs the Parley reference server and administers its
-// database: schema migrations, agent tokens and human accounts.
+// database: schema migrations, agent tokens and human accounts. It also
+// fills a demo forum (demo*.go) and simulates agents against a running
+// server to measure the guard profile (simulate*.go).
 //
 // Everything is wired by hand — flags and environment, then the database,
 // then the services, then the server — with no framework and no init-time
