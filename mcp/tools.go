@@ -31,6 +31,9 @@ var guidance = map[string]string{
 		"5. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply). " +
 		"6. decide and mark need authority over the thread (its creator, a lock holder or a human); a model's state changes are proposals until confirmed. " +
 		"7. If the result has isError, read error.reason and error.field, fix the envelope, and do not resend it unchanged. " +
+		"8. Never repeat yourself: a body equal to one of your last ones in the thread (ignoring case and spaces) is refused with duplicate_body. " +
+		"9. On loop_suspected stop: the conversation is running away between models; reply higher up (field parent) or wait until a human or a lock holder acts in the thread (field thread, thread.guard \"paused\"). " +
+		"10. An ask may carry reply_by (RFC 3339, at most reply_by_max_hours ahead): unanswered by then, the thread escalates to humans and lock holders. " +
 		"Dialectic profile: assert states a claim (optional evidence, supersedes, valid_until); attest, refute and verify name the claim and need evidence, " +
 		"a list of pointers {kind, ref, note?} such as {\"kind\": \"url\", \"ref\": \"https://…\"}; never attest or verify your own claim (self_attest); verify needs the right verify.",
 	"read_thread": "Read before replying. In a long thread read only what you need: branch set to the message you reply to gives the path down to it and the replies below it; " +
@@ -38,10 +41,10 @@ var guidance = map[string]string{
 		"Without them you get the whole tree.",
 	"list_threads": "Use it to browse. As a lock holder or a human, set confirmed to false to find every proposal waiting for you, then confirm each one. " +
 		"Pass back cursor to get the next page; it is null on the last page.",
-	"inbox": "Use it to find work: reply to each item's message, setting parent to it. " +
+	"inbox": "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
 		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
 		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you.",
-	"get_events": "Use it to follow what changed, in one thread or across all. Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
+	"get_events": "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
 	"get_claim":  "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
 	"list_claims": "Filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. " +
 		"Pass back cursor to get the next page; it is null on the last page.",

@@ -5,12 +5,13 @@ import "time"
 // Event is one entry of a thread's append-only log of state changes and
 // claim status changes. Only ConfirmedAt is ever updated, when the proposal
 // the event recorded is confirmed. A "claim" event holds claim statuses in
-// FromState and ToState.
+// FromState and ToState; an "escalate" event records that an ask's
+// reply_by passed while its turn was open (PARLEY.md §14).
 type Event struct {
 	ID             int64 `gorm:"primaryKey"`
 	Seq            int64 // position in the log, in commit order
 	ThreadID       int64
-	Type           string // "state", "confirm", "withdraw" or "claim"
+	Type           string // "state", "confirm", "withdraw", "claim" or "escalate"
 	FromState      string
 	ToState        string
 	Origin         string // "user" or "llm"

@@ -23,6 +23,15 @@ type Message struct {
 	State            string // the state a mark names, else ""
 	ClaimID          *int64 // the claim a profile act concerns (an assert's own)
 
+	// The guard profile (PARLEY.md §14). BodyHash is the SHA-256 of the
+	// body case-folded and whitespace-collapsed; ChainLen counts the
+	// unmarked model messages ending here, this one included (0 for a
+	// human's or a lock holder's message or one carrying a mark); ReplyBy
+	// is an ask's deadline.
+	BodyHash string
+	ChainLen int
+	ReplyBy  *time.Time
+
 	AwaitingIdentity  string
 	AwaitingExtension string
 	CreatedAt         time.Time `gorm:"autoCreateTime:false"` // set by services

@@ -39,6 +39,14 @@ type Thread struct {
 	// list_threads pages by it, newest first.
 	ActivitySeq int64
 
+	// The guard profile (PARLEY.md §14). ModelRun counts consecutive model
+	// messages since a human or a lock holder last acted; ReplyBy is the
+	// open turn's deadline (its ask's reply_by, nil when it has none) and
+	// EscalatedAt when that turn escalated.
+	ModelRun    int
+	ReplyBy     *time.Time
+	EscalatedAt *time.Time
+
 	CreatedByIdentity  string
 	CreatedByExtension string
 	MessageCount       int

@@ -111,7 +111,7 @@ func TestConcurrentCrossThreadSupersession(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						<-start
-						_, err := w.post(alice, env{"kind": "assert", "thread": job.thread, "from": map[string]string{"extension": job.ext}, "supersedes": []string{job.old}, "body": "newer"})
+						_, err := w.post(alice, env{"kind": "assert", "thread": job.thread, "from": map[string]string{"extension": job.ext}, "supersedes": []string{job.old}, "body": "newer than " + job.old})
 						if err != nil {
 							t.Errorf("supersede %s from %s: %v", job.old, job.thread, err)
 						}

@@ -33,7 +33,9 @@ func TestDialecticEnvelope(t *testing.T) {
 		}
 		for _, c := range accepted {
 			t.Run("accepts "+c.name, func(t *testing.T) {
-				p, err := w.forum.Post(w.ctx, bob, []byte(c.raw))
+				// One body each: the guard refuses a repeated body (§14 rule 1).
+				raw := strings.Replace(c.raw, `"body":"`, `"body":"`+c.name+`: `, 1)
+				p, err := w.forum.Post(w.ctx, bob, []byte(raw))
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
@@ -104,7 +106,7 @@ func TestSelfAttest(t *testing.T) {
 		a := w.must(alice, env{"kind": "assert", "from": ext("w1"), "body": "The migration is idempotent."})
 		th, cl := a.Thread.ID, a.Claim.ID
 		act := func(kind string, from map[string]string) env {
-			e := env{"kind": kind, "thread": th, "claim": cl, "body": "x", "evidence": proof("https://x/" + kind)}
+			e := env{"kind": kind, "thread": th, "claim": cl, "body": kind + " x", "evidence": proof("https://x/" + kind)}
 			if from != nil {
 				e["from"] = from
 			}
@@ -122,7 +124,7 @@ func TestSelfAttest(t *testing.T) {
 
 		h := w.must(ada, env{"kind": "assert", "thread": th, "body": "Humans claim too."})
 		w.refused(ada, env{"kind": "attest", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}, services.SelfAttest, "claim")
-		w.must(bob, env{"kind": "attest", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")})
+		w.must(bob, env{"kind": "attest", "thread": th, "claim": h.Claim.ID, "body": "x for the human's claim", "evidence": proof("https://x")})
 		w.refused(ada, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}, services.SelfAttest, "claim")
 		if p := w.must(alice, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}); p.Claim.Status != services.Verified {
 			t.Fatalf("another identity's verify: %s", p.Claim.Status)

@@ -484,18 +484,20 @@ func TestClaimOffers(t *testing.T) {
 		ada := w.human("ada")
 		callers := map[string]services.Caller{"alice": alice, "bob": bob, "vera": vera, "ada": ada}
 		th := w.must(carol, env{"kind": "ask", "body": "Claims?"}).Thread.ID
+		n := 0 // every claim's statement differs: the guard refuses a repeated body (§14 rule 1)
 		claim := func(setup ...string) string {
-			id := w.must(alice, env{"kind": "assert", "thread": th, "body": "c"}).Claim.ID
+			n++
+			id := w.must(alice, env{"kind": "assert", "thread": th, "body": fmt.Sprintf("claim %d", n)}).Claim.ID
 			for _, kind := range setup {
 				who := bob
 				if kind == "verify" {
 					who = vera
 				}
 				if kind == "supersede" {
-					w.must(alice, env{"kind": "assert", "thread": th, "from": map[string]string{"extension": "n"}, "supersedes": []string{id}, "body": "newer"})
+					w.must(alice, env{"kind": "assert", "thread": th, "from": map[string]string{"extension": "n"}, "supersedes": []string{id}, "body": fmt.Sprintf("newer than claim %d", n)})
 					continue
 				}
-				w.must(who, env{"kind": kind, "thread": th, "claim": id, "body": kind, "evidence": proof("https://x")})
+				w.must(who, env{"kind": kind, "thread": th, "claim": id, "body": fmt.Sprintf("%s claim %d", kind, n), "evidence": proof("https://x")})
 			}
 			return id
 		}

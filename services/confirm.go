@@ -47,7 +47,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 			// annotated. A pending proposal with state naming the state of
 			// record beneath it is still state_changed: the caller's view
 			// is stale, and withdrawing is a mark's business.
-			out.Thread = threadShape(th)
+			out.Thread = f.threadShape(th, f.timestamp())
 			return nil
 		}
 		if !pending(th) || State(th.State) != state {
@@ -68,11 +68,14 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 			// turn counts as new, so since cursors see it.
 			th.TurnSeq = seq
 		}
+		// A confirmed state change resumes a thread the guard paused
+		// (PARLEY.md §14 rule 3).
+		th.ModelRun = 0
 		th.UpdatedAt, th.ActivitySeq = now, seq
 		if err := tx.Save(&th).Error; err != nil {
 			return fmt.Errorf("update thread: %w", err)
 		}
-		out.Thread = threadShape(th)
+		out.Thread = f.threadShape(th, now)
 		return nil
 	})
 	if err != nil {

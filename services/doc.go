@@ -1,9 +1,12 @@
 // Package services is Parley's only package with rules. It implements the
 // protocol of PARLEY.md §3–§9 — the envelope, the nine acts, the thread
 // state machine, proposals and confirmation, authority, identities and
-// extensions, reading, and limits — and the dialectic profile of §10
+// extensions, reading, and limits — the dialectic profile of §10
 // (claims, evidence, the certainty ladder: claims.go, claim_acts.go,
-// evidence.go, dialectic.go) over GORM, on PostgreSQL or SQLite.
+// evidence.go, dialectic.go) and the guard profile of §14 (duplicate
+// bodies, runaway chains and threads: guard.go; reply-by deadlines and
+// their escalation: deadlines.go; its manifest entry: guard_manifest.go)
+// over GORM, on PostgreSQL or SQLite.
 //
 // Every operation is one method on Forum taking the acting Caller. It
 // answers with a wire-ready value (the JSON shapes of §8.1 are declared

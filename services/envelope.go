@@ -31,6 +31,9 @@ type Envelope struct {
 	Evidence   []Evidence // the proofs, in the order sent
 	Supersedes []int64    // assert: the claims it replaces
 	ValidUntil *time.Time // assert: when the claim stops holding
+
+	// The guard profile's field (PARLEY.md §14).
+	ReplyBy *time.Time // ask: the deadline of the turn it opens
 }
 
 // Address names an identity, optionally one of its extensions.
@@ -49,6 +52,7 @@ var envelopeFields = map[string]bool{
 	"parley": true, "kind": true, "thread": true, "parent": true, "from": true,
 	"body": true, "provenance": true, "to": true, "state": true,
 	"claim": true, "evidence": true, "supersedes": true, "valid_until": true,
+	"reply_by": true,
 }
 
 // dialecticFields belong to the dialectic profile's acts only, each to
@@ -106,7 +110,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 	case dialecticFields[key] != nil && !slices.Contains(dialecticFields[key], env.Kind):
 		return Refuse(InvalidBody, "%s belongs to the dialectic profile's %s, not to %s", key, kindNames(dialecticFields[key], " and "), env.Kind).On(key)
 	case !envelopeFields[key]:
-		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to, state, and for the dialectic profile's acts claim, evidence, supersedes and valid_until", key).On(key)
+		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to, state, reply_by (ask only), and for the dialectic profile's acts claim, evidence, supersedes and valid_until", key).On(key)
 	}
 	if isNull(raw) {
 		return nullField(key)
@@ -155,6 +159,8 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 		return f.readSupersedes(raw, env)
 	case "valid_until":
 		return f.readValidUntil(raw, env)
+	case "reply_by":
+		return f.readReplyBy(raw, env)
 	}
 	return nil
 }

@@ -22,9 +22,10 @@ type EventPage struct {
 	Cursor string  `json:"cursor"`
 }
 
-// Events lists state events in order of occurrence, of one thread or of
-// all. Only settled positions are returned (see settle), so polling with
-// since never misses an event.
+// Events lists events in order of occurrence, of one thread or of all,
+// after escalating the turns that are due (guard profile). Only settled
+// positions are returned (see settle), so polling with since never misses
+// an event.
 func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return EventPage{}, err
@@ -35,6 +36,9 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	}
 	since, err := decodeCursor(q.Since, "since")
 	if err != nil {
+		return EventPage{}, err
+	}
+	if err := f.escalateDue(ctx); err != nil {
 		return EventPage{}, err
 	}
 	var thread int64

@@ -36,12 +36,18 @@ type Inbox struct {
 // Inbox lists the threads awaiting a reply from the caller (PARLEY.md §8):
 // those whose awaiting names the caller's identity or anyone, oldest turn
 // first, never with a terminal state of record (§5.2: a pending proposal
-// hides nothing).
+// hides nothing). For a human or a lock holder it also lists the threads
+// that escalated (§14 rule 4), whoever they await, until their turn moves.
 //
 // Reading: "hidden questions" are turns opened by the caller itself — by
 // the identity with the given extension, or with no extension when none is
 // given — since replying to them would be a self_reply. With an extension,
 // turns addressed to another extension of the same identity are hidden too.
+//
+// Reading: an escalated thread is in the inbox of humans and lock holders
+// whatever its awaiting and the extension given, except that its turn is
+// hidden from the ask's own author as every own question is: the asker
+// knows it went unanswered, and the Overdue page shows it to all.
 func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, error) {
 	if err := need(who, RightRead); err != nil {
 		return Inbox{}, err
@@ -55,6 +61,9 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		return Inbox{}, err
 	}
 	if _, err := f.inboxScope(ctx, who, q.Extension); err != nil { // checks the extension
+		return Inbox{}, err
+	}
+	if err := f.escalateDue(ctx); err != nil {
 		return Inbox{}, err
 	}
 	wait, err := f.parseWait(q.Wait)
@@ -85,6 +94,15 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 		if err := db.Where("threads.turn_seq > ?", since).Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
+		if who.Human() || who.LockHolder() {
+			var escalated []models.Thread
+			err := f.turns(ctx, who, extension, since).Where("threads.escalated_at IS NOT NULL").
+				Order("threads.turn_seq").Limit(limit).Find(&escalated).Error
+			if err != nil {
+				return nil, fmt.Errorf("inbox: escalated: %w", err)
+			}
+			threads = mergeTurns(threads, escalated, limit)
+		}
 		pos := make([]int64, len(threads))
 		for i, th := range threads {
 			pos[i] = th.TurnSeq
@@ -99,28 +117,36 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 	if len(threads) == 0 {
 		return out, nil
 	}
-	turns, err := f.messagesByID(ctx, threads)
+	msgs, err := f.messagesByID(ctx, threads)
 	if err != nil {
 		return Inbox{}, err
 	}
+	now := f.timestamp()
 	for _, th := range threads {
-		out.Items = append(out.Items, InboxItem{Thread: threadShape(th), Message: messageShape(turns[th.TurnMessageID]), position: th.TurnSeq})
+		out.Items = append(out.Items, InboxItem{Thread: f.threadShape(th, now), Message: messageShape(msgs[th.TurnMessageID]), position: th.TurnSeq})
 	}
 	out.Cursor = encodeCursor(threads[len(threads)-1].TurnSeq)
 	return out, nil
 }
 
+// turns selects the open turns after since that the caller did not open
+// itself, in threads whose state of record is not terminal.
+func (f *Forum) turns(ctx context.Context, who Caller, ext string, since int64) *gorm.DB {
+	return f.db.WithContext(ctx).Model(&models.Thread{}).
+		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
+		Where("threads.turn_seq > ?", since).
+		Where("threads.record_state NOT IN ?", terminalStates()).
+		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, ext)
+}
+
 // inboxScope selects the threads in the caller's inbox, as seen from one
-// extension ("" for none).
+// extension ("" for none): those awaiting it. (Humans and lock holders see
+// escalated threads besides; see inboxPage.)
 func (f *Forum) inboxScope(ctx context.Context, who Caller, ext string) (*gorm.DB, error) {
 	if ext != "" && !validName(ext, f.limits.ExtensionMaxChars) {
 		return nil, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
 	}
-	db := f.db.WithContext(ctx).Model(&models.Thread{}).
-		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
-		Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"}).
-		Where("threads.record_state NOT IN ?", []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}).
-		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, ext)
+	db := f.turns(ctx, who, ext, -1).Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"})
 	if ext != "" {
 		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", ext})
 	}
@@ -138,6 +164,26 @@ func (f *Forum) inboxCount(ctx context.Context, who Caller, ext string) (int, er
 		return 0, fmt.Errorf("inbox count: %w", err)
 	}
 	return int(n), nil
+}
+
+// mergeTurns merges two lists ordered by turn_seq into the first limit
+// distinct threads. Each list holds the first limit of its kind, so the
+// merge holds the first limit of both together.
+func mergeTurns(a, b []models.Thread, limit int) []models.Thread {
+	out := make([]models.Thread, 0, min(limit, len(a)+len(b)))
+	for len(out) < limit && (len(a) > 0 || len(b) > 0) {
+		var next models.Thread
+		if len(b) == 0 || len(a) > 0 && a[0].TurnSeq <= b[0].TurnSeq {
+			next, a = a[0], a[1:]
+		} else {
+			next, b = b[0], b[1:]
+		}
+		if len(out) > 0 && out[len(out)-1].ID == next.ID {
+			continue // in both lists: a turn_seq belongs to one thread
+		}
+		out = append(out, next)
+	}
+	return out
 }
 
 func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[int64]models.Message, error) {

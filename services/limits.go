@@ -18,6 +18,12 @@ type Limits struct {
 	RequestsPerMinute       int `json:"requests_per_minute"`
 	WaitMaxSeconds          int `json:"wait_max_seconds"`
 	StreamsPerToken         int `json:"streams_per_token"`
+
+	// The guard profile (PARLEY.md §14).
+	GuardRecentBodies int `json:"guard_recent_bodies"`
+	GuardChainMax     int `json:"guard_chain_max"`
+	GuardThreadRunMax int `json:"guard_thread_run_max"`
+	ReplyByMaxHours   int `json:"reply_by_max_hours"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -38,6 +44,10 @@ func DefaultLimits() Limits {
 		RequestsPerMinute:       1200,
 		WaitMaxSeconds:          30,
 		StreamsPerToken:         4,
+		GuardRecentBodies:       20,
+		GuardChainMax:           12,
+		GuardThreadRunMax:       100,
+		ReplyByMaxHours:         168,
 	}
 }
 

@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"fmt"
 	"testing"
 
 	"parley/services"
@@ -30,15 +31,19 @@ func TestReferenceLimits(t *testing.T) {
 		ThreadMaxDepth: 32, PageDefault: 50, PageMax: 200, EvidenceMaxItems: 8, EvidenceRefMaxChars: 2048,
 		SupersedesMaxItems: 8, RequestMaxBytes: 16384, PostsPerMinute: 120, RequestsPerMinute: 1200,
 		// §13 (profile feed)
-		WaitMaxSeconds: 30, StreamsPerToken: 4}
+		WaitMaxSeconds: 30, StreamsPerToken: 4,
+		// §14 (profile guard)
+		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168}
 	if l != want {
-		t.Fatalf("limits %+v differ from PARLEY.md §9 %+v", l, want)
+		t.Fatalf("limits %+v differ from PARLEY.md §9 and §14 %+v", l, want)
 	}
 }
 
 func TestDepth32IsAllowed33Refused(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
-		a, b := w.agent("a"), w.agent("b")
+		// A model and a human take turns, so that the guard's chain and
+		// body rules (§14) never come into play: this is about depth.
+		a, b := w.agent("a"), w.human("b")
 		p := w.must(a, env{"kind": "ask", "body": "root"})
 		th, parent := p.Thread.ID, p.Message.ID
 		for level := 2; level <= 32; level++ {
@@ -46,7 +51,7 @@ func TestDepth32IsAllowed33Refused(t *testing.T) {
 			if level%2 == 1 {
 				who = a
 			}
-			parent = w.must(who, env{"kind": "note", "thread": th, "parent": parent, "body": "deeper"}).Message.ID
+			parent = w.must(who, env{"kind": "note", "thread": th, "parent": parent, "body": fmt.Sprintf("level %d", level)}).Message.ID
 		}
 		w.refused(a, env{"kind": "note", "thread": th, "parent": parent, "body": "level 33"}, services.LimitExceeded, "parent")
 	})

@@ -55,6 +55,7 @@ var (
 
 // Operations is the table of PARLEY.md §2.1, the dialectic profile's
 // get_claim and list_claims included, and this instance's list_identities.
+// The guard profile adds none.
 var Operations = []Operation{
 	{Name: "get_manifest", MCPTool: "get_manifest", HTTP: "GET /api/v1/manifest", Right: "none", Title: "Get the manifest",
 		Description: "Read the manifest: version, limits, acts, states, rights, refusal reasons, profiles and operations.",
@@ -79,11 +80,11 @@ var Operations = []Operation{
 			{"confirmed", "query", "false: only threads with a proposal waiting for confirmation; true: only threads without one.", "boolean"},
 			cursorParam, limitParam}},
 	{Name: "inbox", MCPTool: "inbox", HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: "read", Title: "Inbox",
-		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open.",
+		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open; for humans and lock holders also the threads whose ask passed its reply_by unanswered (guard profile).",
 		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{extParam,
 			{"since", "query", "A cursor from an earlier inbox: only what is new since.", ""}, limitParam, waitParam}},
 	{Name: "get_events", MCPTool: "get_events", HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: "read", Title: "Get events",
-		Description: "Events in order of occurrence (state changes, confirmations, withdrawals and claim status changes), of one thread or all.",
+		Description: "Events in order of occurrence (state changes, confirmations, withdrawals, claim status changes and escalations of asks past their reply_by), of one thread or all.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's events, "th_N" or N.`, ""},
 			{"since", "query", "A cursor from an earlier call: only newer events.", ""}, limitParam, waitParam}},
@@ -217,7 +218,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		},
 		Rights:     Rights,
 		Reasons:    Reasons,
-		Profiles:   []ProfileInfo{f.dialectic(), f.feed()},
+		Profiles:   []ProfileInfo{f.dialectic(), f.feed(), f.guardProfile()},
 		Operations: Operations,
 		Envelope: EnvelopeInfo{
 			Fields: map[string]string{
@@ -234,6 +235,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 				"evidence":    "dialectic acts only; see profiles",
 				"supersedes":  "dialectic assert only; see profiles",
 				"valid_until": "dialectic assert only; see profiles",
+				"reply_by":    "ask only, optional (guard profile); RFC 3339, in the future, at most reply_by_max_hours ahead: the deadline for the turn the ask opens",
 			},
 			ServerSet:   []string{"id", "from.identity", "author_kind", "created_at"},
 			Example:     map[string]any{"parley": "1", "kind": "answer", "thread": "th_1", "parent": "msg_1", "from": map[string]string{"extension": "worker-2"}, "body": "The answer, in at most 500 characters."},
@@ -248,6 +250,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			"6. Read thread.state_of_record: a closed one is locked until reopened, a side state (deferred, obsolete, rejected) ends the thread; a pending proposal changes neither.",
 			"7. A refusal is an answer, not a fault: read error.reason and error.field, fix the envelope, and do not retry unchanged.",
 			"8. Prove rather than vote: assert a claim with evidence, attest or refute another's claim with evidence (a pointer: url, hash, commit …), never attest your own; read claims with get_claim and list_claims.",
+			"9. Do not run away (guard profile): never repeat a body (duplicate_body); when refused loop_suspected, stop replying in that chain or thread and leave it to a human or a lock holder; give a question that needs an answer in time a reply_by, and answer such questions before their deadline.",
 		},
 		Awaiting: `awaiting is null (nobody) or {"identity": "*" | "<identity>", "extension": null | "<ext>"}. There is at most one open turn: the thread's awaiting is that of its last message, and nobody is awaited after decide or mark (except a mark of open). A turn can always be taken: the awaited party can always answer with an act the thread accepts. ` + noSelfAwaiting,
 		Identities: IdentitiesInfo{

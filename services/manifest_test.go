@@ -15,8 +15,8 @@ import (
 	"parley/services"
 )
 
-// TestReasonsMatchTheProtocol checks every reason of PARLEY.md §2.2 with its
-// status, written out again here from the protocol's table.
+// TestReasonsMatchTheProtocol checks every reason of PARLEY.md §2.2 and
+// §14 with its status, written out again here from the protocol's text.
 func TestReasonsMatchTheProtocol(t *testing.T) {
 	want := map[services.Reason]int{
 		"invalid_body": 400, "evidence_required": 400, "token_missing": 401, "token_invalid": 401,
@@ -24,7 +24,7 @@ func TestReasonsMatchTheProtocol(t *testing.T) {
 		"message_not_found": 404, "claim_not_found": 404, "identity_not_found": 404,
 		"parent_mismatch": 409, "self_reply": 409, "self_attest": 409, "thread_locked": 409,
 		"thread_ended": 409, "transition_invalid": 409, "state_changed": 409, "limit_exceeded": 409,
-		"rate_limited": 429, "internal": 500, "unavailable": 503,
+		"duplicate_body": 409, "loop_suspected": 409, "rate_limited": 429, "internal": 500, "unavailable": 503,
 	}
 	if len(services.Reasons) != len(want) {
 		t.Fatalf("%d reasons, the protocol has %d", len(services.Reasons), len(want))
@@ -139,8 +139,8 @@ func TestClosedDatabaseIsUnavailable(t *testing.T) {
 func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
 	m := forum.Manifest(context.Background())
-	if len(m.Profiles) != 2 || m.Profiles[0].Name != "dialectic" || m.Profiles[1].Name != "feed" {
-		t.Fatalf("profiles %+v, want dialectic and feed", m.Profiles)
+	if len(m.Profiles) != 3 || m.Profiles[0].Name != "dialectic" || m.Profiles[1].Name != "feed" || m.Profiles[2].Name != "guard" {
+		t.Fatalf("profiles %+v, want dialectic, feed and guard", m.Profiles)
 	}
 	p := m.Profiles[0]
 	var kinds []string

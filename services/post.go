@@ -77,6 +77,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		return Posted{}, fmt.Errorf("insert thread: %w", err)
 	}
 	msg := newMessage(th, nil, who, env, now)
+	msg.BodyHash, msg.ChainLen = bodyHash(env.Body), chainAfter(nil, who, false)
 	setAwaiting(&msg, askAwaiting(env).notSelf(turn{who.Identity, env.Extension}))
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
@@ -97,10 +98,11 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	settleRecord(&th, who.EventLabel())
 	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, seq, seq
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
+	th.ModelRun, th.ReplyBy = runAfter(th, who, change{}), msg.ReplyBy
 	if err := tx.Save(&th).Error; err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
-	return posted(tx, msg, th, now)
+	return f.posted(tx, msg, th, now)
 }
 
 // reply stores an envelope inside an existing thread.
@@ -152,9 +154,21 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err := f.checkLimits(th, parent); err != nil {
 		return Posted{}, err
 	}
+	hash := bodyHash(env.Body)
+	if err := f.checkGuard(tx, th, parent, who, hash); err != nil {
+		return Posted{}, err
+	}
 	msg := newMessage(th, &parent, who, env, now)
+	msg.BodyHash, msg.ChainLen = hash, chainAfter(&parent, who, carriesMark(env.Kind, chg))
 	awaiting := replyAwaiting(th, parent, env, question, target).notSelf(turn{who.Identity, env.Extension})
 	setAwaiting(&msg, awaiting)
+	if !carriesTurn(env.Kind) {
+		// The turn this act moves may be overdue and not yet escalated: it
+		// was open when its reply_by passed (PARLEY.md §14 rule 4).
+		if _, err := escalateLocked(tx, &th, now); err != nil {
+			return Posted{}, err
+		}
+	}
 	if err := tx.Create(&msg).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
@@ -170,17 +184,18 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	}
 	moveTurn(&th, msg, awaiting, seq)
 	th.MessageCount++
+	th.ModelRun = runAfter(th, who, chg)
 	th.UpdatedAt, th.ActivitySeq = now, seq
 	if err := tx.Save(&th).Error; err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
-	return posted(tx, msg, th, now)
+	return f.posted(tx, msg, th, now)
 }
 
 // posted shapes post's answer; a profile act's includes its claim as the
 // act left it.
-func posted(tx *gorm.DB, msg models.Message, th models.Thread, now time.Time) (Posted, error) {
-	out := Posted{Message: messageShape(msg), Thread: threadShape(th)}
+func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now time.Time) (Posted, error) {
+	out := Posted{Message: messageShape(msg), Thread: f.threadShape(th, now)}
 	if msg.ClaimID != nil {
 		c, err := claimShape(tx, *msg.ClaimID, now)
 		if err != nil {
@@ -200,6 +215,10 @@ func posted(tx *gorm.DB, msg models.Message, th models.Thread, now time.Time) (P
 // turn's message stays the one to reply to. When it cannot carry it (it
 // would await its own author, who is then awaited no longer), the turn is
 // re-addressed to anyone and counts as new in inboxes.
+//
+// A new turn takes the deadline of its message (an ask's reply_by, else
+// none) and has not escalated (PARLEY.md §14 rule 4); a carried turn keeps
+// both.
 func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
 	carries := carriesTurn(Kind(msg.Kind))
 	if carries && awaiting == (turn{th.AwaitingIdentity, th.AwaitingExtension}) {
@@ -209,6 +228,7 @@ func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
 	th.TurnSeq = seq
 	if !carries {
 		th.TurnMessageID = msg.ID
+		th.ReplyBy, th.EscalatedAt = msg.ReplyBy, nil
 	}
 }
 
@@ -250,6 +270,7 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	if env.ClaimID != 0 {
 		m.ClaimID = &env.ClaimID
 	}
+	m.ReplyBy = env.ReplyBy
 	return m
 }
 

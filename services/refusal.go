@@ -17,7 +17,7 @@ import (
 // A reason never changes meaning.
 type Reason string
 
-// The reasons of PARLEY.md §2.2.
+// The reasons of PARLEY.md §2.2, and those of the guard profile (§14).
 const (
 	InvalidBody            Reason = "invalid_body"
 	EvidenceRequired       Reason = "evidence_required"
@@ -37,6 +37,8 @@ const (
 	TransitionInvalid      Reason = "transition_invalid"
 	StateChanged           Reason = "state_changed"
 	LimitExceeded          Reason = "limit_exceeded"
+	DuplicateBody          Reason = "duplicate_body"
+	LoopSuspected          Reason = "loop_suspected"
 	RateLimited            Reason = "rate_limited"
 	Internal               Reason = "internal"
 	Unavailable            Reason = "unavailable"
@@ -50,7 +52,8 @@ type ReasonInfo struct {
 	Description string `json:"description"`
 }
 
-// Reasons lists every reason in the order of PARLEY.md §2.2.
+// Reasons lists every reason in the order of PARLEY.md §2.2; the guard
+// profile's two (§14) follow limit_exceeded, the other 409s.
 var Reasons = []ReasonInfo{
 	{InvalidBody, http.StatusBadRequest, "The request could not be used: unparsable JSON, an unknown field, a missing or unknown kind, an empty or over-long body, a field of the wrong type or format, or a field not allowed for this kind. `field` names the culprit."},
 	{EvidenceRequired, http.StatusBadRequest, "A dialectic act that needs evidence (attest, refute, verify) came without it: send at least one {kind, ref}."},
@@ -70,6 +73,8 @@ var Reasons = []ReasonInfo{
 	{TransitionInvalid, http.StatusConflict, "The mark this act carries is not allowed from the thread's current state, or would land a model's mark behind the state of record (see states.transitions and states.state_of_record); or a dialectic act is not allowed from the claim's status (see the dialectic profile's claim_transitions)."},
 	{StateChanged, http.StatusConflict, "confirm named a state that is neither the thread's pending proposal nor, with nothing pending, its confirmed state; read the thread again."},
 	{LimitExceeded, http.StatusConflict, "A per-thread limit (messages, depth) would be exceeded; see limits."},
+	{DuplicateBody, http.StatusConflict, "Guard profile: a model's body, case-folded and whitespace-collapsed, equals one of its own identity's last guard_recent_bodies bodies in this thread. Say something new, or nothing."},
+	{LoopSuspected, http.StatusConflict, "Guard profile: the conversation is running away. field parent: the guard_chain_max messages above your reply are all by models and carry no mark — reply higher up, or let a human or a lock holder step in. field thread: the thread holds guard_thread_run_max model messages in a row (thread.guard is \"paused\") — wait until a human or a lock holder acts in it."},
 	{RateLimited, http.StatusTooManyRequests, "Too many requests for this token; retry after `retry_after` seconds."},
 	{Internal, http.StatusInternalServerError, "An unexpected server fault; nothing of the action was stored."},
 	{Unavailable, http.StatusServiceUnavailable, "Storage is unreachable for now; nothing of the action was stored; retry later."},

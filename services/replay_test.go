@@ -29,11 +29,18 @@ func (r replayed) matches(th services.Thread) error {
 // from the current state and never lands behind the record (but for a
 // reopen of a closed record); a confirm confirms the pending proposal; a
 // withdraw returns to the record. Claim events change a claim, not the
-// thread: they are skipped.
+// thread, and escalate events (guard profile) leave its state alone: they
+// are skipped, after checking that an escalation names the state it found.
 func replay(events []services.Event) (replayed, error) {
 	var r replayed
 	for i, e := range events {
 		if e.Type == "claim" {
+			continue
+		}
+		if e.Type == "escalate" {
+			if e.FromState == nil || services.State(*e.FromState) != r.state || services.State(e.ToState) != r.state {
+				return r, fmt.Errorf("event %d escalates %v → %s while the thread is %s", i, e.FromState, e.ToState, r.state)
+			}
 			continue
 		}
 		from, to := services.State(""), services.State(e.ToState)

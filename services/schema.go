@@ -29,6 +29,8 @@ type EnvelopeInput struct {
 	Evidence   []Evidence `json:"evidence,omitempty" jsonschema_description:"Dialectic acts only: the proofs, each a pointer {kind, ref, note?}; at least one for attest, refute and verify; at most evidence_max_items."`
 	Supersedes []ClaimRef `json:"supersedes,omitempty" jsonschema_description:"assert only: the claims this one replaces (yours, or any as a lock holder or human); at most supersedes_max_items."`
 	ValidUntil *time.Time `json:"valid_until,omitempty" jsonschema_description:"assert only: RFC 3339 time in the future; past it the claim reads as expired."`
+
+	ReplyBy *time.Time `json:"reply_by,omitempty" jsonschema_description:"ask only (guard profile): RFC 3339 time in the future, at most reply_by_max_hours ahead; if the turn the ask opens is still open then, the thread escalates to humans and lock holders."`
 }
 
 // FromInput is what a client may say about itself: its extension.

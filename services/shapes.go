@@ -49,6 +49,10 @@ type Thread struct {
 	UpdatedAt        time.Time  `json:"updated_at"`
 	MessageCount     int        `json:"message_count"`
 
+	// The guard profile (PARLEY.md §14).
+	Guard        *string    `json:"guard" jsonschema:"nullable,enum=paused" jsonschema_description:"Guard profile: \"paused\" while the thread holds guard_thread_run_max model messages in a row (models are refused loop_suspected until a human or a lock holder acts in it); null otherwise."`
+	OverdueSince *time.Time `json:"overdue_since" jsonschema:"nullable" jsonschema_description:"Guard profile: the reply_by of the open turn's ask once it has passed (the thread escalated to humans and lock holders); null otherwise."`
+
 	// Who set the state of record (RecordSetBy, with its origin) and who
 	// confirmed it (RecordConfirmedBy: the setter itself for a human's or
 	// lock holder's mark), labelled as events label actors. The web UI
@@ -75,19 +79,21 @@ type Message struct {
 	Awaiting   *Awaiting   `json:"awaiting" jsonschema:"nullable"`
 	CreatedAt  time.Time   `json:"created_at"`
 	Claim      *string     `json:"claim,omitempty" jsonschema_description:"A dialectic act's claim: the one an assert made, or the one an attest, refute or verify acted on."`
+	ReplyBy    *time.Time  `json:"reply_by,omitempty" jsonschema_description:"Guard profile: an ask's deadline for the turn it opened."`
 	Replies    []*Message  `json:"replies,omitzero"`
 }
 
 // Event is one entry of the log: a thread's state change, confirmation or
-// withdrawal, or a claim's status change.
+// withdrawal, a claim's status change, or an escalation (guard profile).
 //
 // Reading: §8.1's Event names no claim; a claim event carries `claim`, the
 // claim whose status changed, since its message does not always say which
-// (an assert supersedes claims other than its own).
+// (an assert supersedes claims other than its own). For an escalate event
+// see guardOrigin.
 type Event struct {
 	ID          string      `json:"id"`
 	Thread      string      `json:"thread"`
-	Type        string      `json:"type" jsonschema:"enum=state,enum=confirm,enum=withdraw,enum=claim"`
+	Type        string      `json:"type" jsonschema:"enum=state,enum=confirm,enum=withdraw,enum=claim,enum=escalate" jsonschema_description:"escalate (guard profile): an ask's reply_by passed while its turn was open; actor is the party awaited, message the ask, origin and label \"guard\"."`
 	FromState   *EventState `json:"from_state" jsonschema:"nullable"`
 	ToState     EventState  `json:"to_state"`
 	Origin      string      `json:"origin"`
@@ -148,8 +154,10 @@ func awaitingOf(identity, extension string) *Awaiting {
 	return &Awaiting{Identity: identity, Extension: optional(extension)}
 }
 
-func threadShape(th models.Thread) Thread {
-	return Thread{
+// threadShape shapes a thread as read at now: whether the guard holds it
+// and whether its open turn is overdue are computed, not stored.
+func (f *Forum) threadShape(th models.Thread, now time.Time) Thread {
+	out := Thread{
 		ID:               ThreadKey(th.ID),
 		Title:            th.Title,
 		State:            State(th.State),
@@ -167,7 +175,13 @@ func threadShape(th models.Thread) Thread {
 		RecordSetBy:       th.RecordLabel,
 		RecordOrigin:      th.RecordOrigin,
 		RecordConfirmedBy: th.RecordConfirmedBy,
+
+		OverdueSince: overdueSince(th, now),
 	}
+	if f.paused(th) {
+		out.Guard = optional("paused")
+	}
+	return out
 }
 
 func messageShape(m models.Message) *Message {
@@ -195,6 +209,7 @@ func messageShape(m models.Message) *Message {
 	if m.ClaimID != nil {
 		out.Claim = optional(ClaimKey(*m.ClaimID))
 	}
+	out.ReplyBy = utc(m.ReplyBy)
 	return out
 }
 

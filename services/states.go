@@ -32,6 +32,11 @@ func IsSide(s State) bool { return slices.Contains(sideStates, s) }
 // appear in an inbox.
 func Terminal(s State) bool { return s == Closed || IsSide(s) }
 
+// terminalStates lists closed and the side states, for queries.
+func terminalStates() []string {
+	return []string{string(Closed), string(Deferred), string(Obsolete), string(Rejected)}
+}
+
 // Transition is one row of the table of allowed marks. A mark is checked
 // from the thread's current state: From lists the states it may leave,
 // confirmed or proposed; FromProposed the states it may leave only while

@@ -62,7 +62,7 @@ func (f *Forum) parsePart(q ThreadQuery) (*threadPart, error) {
 // Reading: §8 has read_thread return the whole tree. The part options are
 // this instance's addition (a 200-message tree is some 34k tokens for a
 // model); without them the answer is the §8 one, byte for byte.
-func (p *threadPart) view(th models.Thread, rows []models.Message) (ThreadView, error) {
+func (p *threadPart) view(th models.Thread, shape Thread, rows []models.Message) (ThreadView, error) {
 	keep := func(models.Message) bool { return true }
 	if p.branch != 0 {
 		inBranch, err := branchOf(th, rows, p.branch)
@@ -87,7 +87,7 @@ func (p *threadPart) view(th models.Thread, rows []models.Message) (ThreadView, 
 	if len(picked) > 0 {
 		cursor = encodeCursor(picked[len(picked)-1].ID)
 	}
-	return ThreadView{Thread: threadShape(th), Messages: nest(picked), Cursor: &cursor, More: &more}, nil
+	return ThreadView{Thread: shape, Messages: nest(picked), Cursor: &cursor, More: &more}, nil
 }
 
 // branchOf is the set of messages on the branch through one message: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -53,6 +54,9 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 	if err != nil {
 		return ThreadView{}, err
 	}
+	if err := f.escalateDue(ctx); err != nil {
+		return ThreadView{}, err
+	}
 	db := f.db.WithContext(ctx)
 	var th models.Thread
 	if err := db.First(&th, id).Error; err != nil {
@@ -66,19 +70,27 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
 	if part == nil {
-		return ThreadView{Thread: threadShape(th), Messages: nest(rows)}, nil
+		return ThreadView{Thread: f.threadShape(th, f.timestamp()), Messages: nest(rows)}, nil
 	}
-	return part.view(th, rows)
+	return part.view(th, f.threadShape(th, f.timestamp()), rows)
 }
+
+// treeColumns are the columns of messages a thread tree shows, in the
+// order threadMessages scans them; treeColumnsLeftOut are the others
+// (the guard's bookkeeping). A test checks that together they are every
+// column of the table, so a new column cannot be forgotten here.
+var (
+	treeColumns = []string{"id", "thread_id", "parent_id", "depth", "kind", "author_identity", "author_extension", "author_kind",
+		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
+		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
+	treeColumnsLeftOut = []string{"body_hash", "chain_len"}
+)
 
 // threadMessages reads a thread's messages in creation order, in one query
 // scanned by hand: the thread tree is the largest answer Parley gives, and
 // the generic struct scan cost a third of its time.
 func threadMessages(db *gorm.DB, thread int64) ([]models.Message, error) {
-	rows, err := db.Raw(`SELECT id, thread_id, parent_id, depth, kind, author_identity, author_extension, author_kind,
-		author_badge, body, provenance_model, provenance_client, to_identity, to_extension, state, claim_id,
-		awaiting_identity, awaiting_extension, created_at
-		FROM messages WHERE thread_id = ? ORDER BY id`, thread).Rows()
+	rows, err := db.Raw("SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = ? ORDER BY id", thread).Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +100,7 @@ func threadMessages(db *gorm.DB, thread int64) ([]models.Message, error) {
 		var m models.Message
 		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
 			&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
-			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt); err != nil {
+			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt, &m.ReplyBy); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -156,6 +168,9 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if err != nil {
 		return ThreadPage{}, err
 	}
+	if err := f.escalateDue(ctx); err != nil {
+		return ThreadPage{}, err
+	}
 	db := f.db.WithContext(ctx).Model(&models.Thread{})
 	if q.State != "" {
 		if !ValidState(State(q.State)) {
@@ -182,13 +197,13 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if err := db.Order("activity_seq DESC").Limit(limit + 1).Find(&rows).Error; err != nil {
 		return ThreadPage{}, fmt.Errorf("list threads: %w", err)
 	}
-	page := ThreadPage{Threads: []Thread{}}
+	page, now := ThreadPage{Threads: []Thread{}}, f.timestamp()
 	for i, row := range rows {
 		if i == limit {
 			page.Cursor = optional(encodeCursor(rows[i-1].ActivitySeq))
 			break
 		}
-		page.Threads = append(page.Threads, threadShape(row))
+		page.Threads = append(page.Threads, f.threadShape(row, now))
 	}
 	return page, nil
 }
@@ -225,6 +240,10 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 	}
 	id, err := threadRef(thread)
 	if err != nil {
+		return ThreadPageView{}, err
+	}
+	// An escalation changes the thread's version, so the page refreshes.
+	if err := f.escalateDue(ctx); err != nil {
 		return ThreadPageView{}, err
 	}
 	var th models.Thread

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -99,7 +100,7 @@ func TestEveryOperationOverHTTP(t *testing.T) {
 // TestRefusalsOverHTTP reaches every reason a client can meet over HTTP.
 func TestRefusalsOverHTTP(t *testing.T) {
 	limits := services.DefaultLimits()
-	limits.ThreadMaxMessages = 5
+	limits.ThreadMaxMessages, limits.GuardChainMax = 5, 2
 	eachServer(t, services.Config{Limits: limits}, func(t *testing.T, a *api) {
 		alice, bob := a.token("alice"), a.token("bob")
 		reader := a.token("reader", services.RightRead)
@@ -137,10 +138,22 @@ func TestRefusalsOverHTTP(t *testing.T) {
 		a.refused(services.TransitionInvalid, "POST", msgs, alice, map[string]any{"kind": "mark", "thread": th, "state": "closed", "body": "skip"})
 		a.refused(services.StateChanged, "POST", "/api/v1/threads/"+th+"/confirm", ada, map[string]any{"state": "decided"})
 
-		for range 4 {
-			a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "again"})
+		a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "again"})
+		r = a.refused(services.DuplicateBody, "POST", msgs, bob, map[string]any{"kind": "answer", "thread": th, "body": " AGAIN"})
+		if r.status != 409 || r.field() != "body" {
+			t.Fatalf("duplicate body: %s", r.raw)
+		}
+		for i := range 3 {
+			a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": fmt.Sprint("again ", i)})
 		}
 		a.refused(services.LimitExceeded, "POST", msgs, bob, map[string]any{"kind": "note", "thread": th, "body": "sixth"})
+
+		loop := a.post(alice, map[string]any{"kind": "ask", "body": "Tabs or spaces?"}).str("thread", "id")
+		tabs := a.post(bob, map[string]any{"kind": "note", "thread": loop, "body": "Tabs."}).str("message", "id")
+		r = a.refused(services.LoopSuspected, "POST", msgs, alice, map[string]any{"kind": "note", "thread": loop, "parent": tabs, "body": "Spaces."})
+		if r.status != 409 || r.field() != "parent" {
+			t.Fatalf("runaway chain: %s", r.raw)
+		}
 
 		locked := a.post(alice, map[string]any{"kind": "ask", "body": "to lock"}).str("thread", "id")
 		a.post(ada, map[string]any{"kind": "mark", "thread": locked, "state": "closed", "body": "closed"})

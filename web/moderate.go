@@ -11,8 +11,9 @@ import (
 	"parley/views/components"
 )
 
-// A moderation action is one service call on a thread's state, made by a
-// human from the thread page or the proposals page.
+// A moderation action is one service call on a thread's state (or, to
+// resume a thread the guard paused, a human's note), made by a human from
+// the thread page or the proposals page.
 type moderation func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error)
 
 var moderations = map[string]moderation{
@@ -37,6 +38,12 @@ var moderations = map[string]moderation{
 	},
 	"reopen": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
 		return s.mark(c, thread, "reopen", "", "Reopened.")
+	},
+	"resume": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
+		// Any message of a human resumes a thread the guard paused
+		// (PARLEY.md §14 rule 3); a note carries the turn forward, so the
+		// models pick up where they stopped.
+		return s.mark(c, thread, "note", "", "Resumed by a human: carry on, and bring it to a decision.")
 	},
 }
 

@@ -57,6 +57,8 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/proposals", s.human, s.proposalList)
 	app.Get("/proposals/live", s.human, s.proposalList)
 	app.Post("/proposals/:thread/:action", s.human, s.moderate(true))
+	app.Get("/overdue", s.human, s.overdueList)
+	app.Get("/overdue/live", s.human, s.overdueList)
 	app.Get("/claims", s.human, s.claimList)
 	app.Get("/claims/live", s.human, s.claimList)
 	app.Get("/claims/:claim", s.human, s.claimShow)

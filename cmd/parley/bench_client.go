@@ -12,10 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 )
 
 // benchClient makes one agent's calls over HTTP or MCP.
@@ -40,7 +36,8 @@ func (c benchClient) transport() string {
 type agentClient struct {
 	base, token string
 	http        *http.Client
-	mcp         *client.Client
+	mcp         *mcpClient
+	initialized bool
 }
 
 func (c benchClient) forAgent(token string) *agentClient {
@@ -49,12 +46,7 @@ func (c benchClient) forAgent(token string) *agentClient {
 		Transport: &http.Transport{MaxIdleConnsPerHost: 2, DisableCompression: true},
 	}}
 	if c.mcp {
-		tr, err := transport.NewStreamableHTTP(c.base+"/mcp",
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
-			transport.WithHTTPBasicClient(a.http))
-		if err == nil {
-			a.mcp = client.NewClient(tr)
-		}
+		a.mcp = newMCPClient(c.base, token, a.http)
 	}
 	return a
 }
@@ -103,22 +95,18 @@ func (a *agentClient) call(ctx context.Context, tool, method, path string, args 
 }
 
 func (a *agentClient) callTool(ctx context.Context, tool string, args map[string]any) (int, map[string]any, http.Header, error) {
-	if !a.mcp.IsInitialized() {
-		if err := a.mcp.Start(ctx); err != nil {
+	if !a.initialized {
+		if err := a.mcp.initialize(ctx, "parley-bench", "1"); err != nil {
 			return 0, nil, nil, err
 		}
-		if _, err := a.mcp.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
-			ClientInfo: mcpgo.Implementation{Name: "parley-bench", Version: "1"}}}); err != nil {
-			return 0, nil, nil, err
-		}
+		a.initialized = true
 	}
-	res, err := a.mcp.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: tool, Arguments: args}})
+	res, err := a.mcp.callTool(ctx, tool, args)
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	raw, _ := json.Marshal(res.StructuredContent)
 	var out map[string]any
-	json.Unmarshal(raw, &out)
+	json.Unmarshal(res.Structured, &out)
 	if res.IsError {
 		status, _ := dig(out, "error", "status").(float64)
 		return int(status), out, nil, nil
@@ -232,13 +220,4 @@ func (w *worker) newHotThread(ctx context.Context) {
 	if id, _ := dig(out, "thread", "id").(string); err == nil && id != "" {
 		w.st.hot.replace(full, id)
 	}
-}
-
-// dig walks a decoded JSON value by keys.
-func dig(v any, path ...string) any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	return v
 }

@@ -28,6 +28,7 @@ var envVars = map[string]string{
 	"posts-per-minute":    "PARLEY_POSTS_PER_MINUTE",
 	"pprof":               "PARLEY_PPROF",
 	"requests-per-minute": "PARLEY_REQUESTS_PER_MINUTE",
+	"deadline-sweep":      "PARLEY_DEADLINE_SWEEP",
 }
 
 // config holds the settings the subcommands share.

@@ -1,5 +1,7 @@
 // Command parley runs the Parley reference server and administers its
-// database: schema migrations, agent tokens and human accounts.
+// database: schema migrations, agent tokens and human accounts. It also
+// fills a demo forum (demo*.go) and simulates agents against a running
+// server to measure the guard profile (simulate*.go).
 //
 // Everything is wired by hand — flags and environment, then the database,
 // then the services, then the server — with no framework and no init-time
@@ -35,6 +37,7 @@ Usage:
   parley demo [--db URL] [--realm REALM]
   parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json]
   parley bench seed --db URL [--threads N] [--messages N]
+  parley simulate --db URL [--url URL] [--mcp] [--json] [--budget short|long] [--scenario NAME,...]
   parley help
 
 Commands:
@@ -55,6 +58,11 @@ Commands:
                  read, page inboxes and thread lists for a fixed time each;
                  prints ops/s and latency percentiles (--json for JSON)
   bench seed     load a large forum in bulk for benchmarks
+  simulate       run scripted agents against a running server (--url, over
+                 HTTP or with --mcp over MCP) and measure the guard profile:
+                 loops, repeats, unanswered deadlines, a polite team, a swarm;
+                 prints a table (or --json) and exits 1 if a check fails.
+                 It creates its agents' tokens in the server's database (--db)
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
@@ -96,6 +104,8 @@ func run(args []string) int {
 		err = runDemo(rest)
 	case "bench":
 		err = runBench(rest)
+	case "simulate":
+		err = runSimulate(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}

@@ -98,3 +98,6 @@ func Locked(th services.Thread) bool { return th.StateOfRecord == "closed" }
 
 // Ended reports whether the state of record is closed or a side state.
 func Ended(th services.Thread) bool { return services.Terminal(th.StateOfRecord) }
+
+// Paused reports whether the guard holds models back in the thread.
+func Paused(th services.Thread) bool { return th.Guard != nil && *th.Guard == "paused" }

@@ -197,6 +197,10 @@ func ThreadLive(v services.ThreadPageView, csrf string, viewer services.Caller) 
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
+		templ_7745c5c3_Err = components.GuardNotice(v.Thread, "/threads/"+v.Thread.ID, "moderation-result", csrf).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
 		templ_7745c5c3_Err = components.ModerationView(components.Moderation{Thread: v.Thread, Base: "/threads/" + v.Thread.ID, Target: "moderation-result", CSRF: csrf}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
