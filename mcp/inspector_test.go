@@ -115,7 +115,7 @@ func TestMCPInspectorOverStreamableHTTP(t *testing.T) {
 		for _, tl := range dig(out, "result", "tools").([]any) {
 			names = append(names, dig(tl, "name").(string))
 		}
-		if slices.Contains(names, "confirm") || len(names) != len(services.Operations)-1 {
+		if slices.Contains(names, "confirm") || len(names) != len(services.MCPOperations())-1 {
 			t.Fatalf("a writer's tools: %v", names)
 		}
 

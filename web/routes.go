@@ -46,6 +46,7 @@ func (s *server) routes(app *fiber.App) {
 
 	// Every page below needs a signed-in human (s.human also checks CSRF).
 	app.Post("/signout", s.human, s.signOut)
+	app.Get("/live", s.human, s.liveStream)
 	app.Get("/threads", s.human, s.threadList)
 	app.Get("/threads/:thread", s.human, s.threadShow)
 	app.Get("/threads/:thread/live", s.human, s.threadLive)

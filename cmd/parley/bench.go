@@ -27,6 +27,7 @@ func runBench(args []string) error {
 	}
 	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
+	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
 	duration := fs.Duration("duration", 10*time.Second, "how long each operation runs")
 	ops := fs.String("ops", strings.Join(benchOps, ","), "the `operations` to run, in order")
@@ -65,7 +66,7 @@ func runBench(args []string) error {
 			}
 			results = append(results, limit)
 		}
-		r, err := runOp(ctx, client, stage, op, *duration)
+		r, err := runOp(ctx, client, stage, op, *duration, *base2)
 		if err != nil {
 			return err
 		}
@@ -83,7 +84,7 @@ func runBench(args []string) error {
 }
 
 // benchOps are the operations bench knows, in their default order.
-var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list"}
+var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list", "deliver"}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -95,7 +96,11 @@ func contains(list []string, s string) bool {
 }
 
 // runOp runs one operation with every agent at once for d.
-func runOp(ctx context.Context, client benchClient, st *stage, op string, d time.Duration) (benchResult, error) {
+func runOp(ctx context.Context, client benchClient, st *stage, op string, d time.Duration, base2 string) (benchResult, error) {
+	if base2 == "" {
+		base2 = client.base
+	}
+	second := benchClient{base: base2, mcp: client.mcp}
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -110,6 +115,10 @@ func runOp(ctx context.Context, client benchClient, st *stage, op string, d time
 		go func() {
 			defer wg.Done()
 			w := &worker{st: st, agent: agent, client: client.forAgent(agent.secret), n: i}
+			if op == "deliver" {
+				w.waiter = second.forAgent(agent.secret)
+				w.poster = client.forAgent(st.agents[(i+1)%len(st.agents)].secret)
+			}
 			lat, errs := w.loop(ctx, op)
 			mu.Lock()
 			all = append(all, lat...)
@@ -172,7 +181,19 @@ func setStage(ctx context.Context, forum *services.Forum, agents int) (*stage, e
 		return nil, err
 	}
 	st.big = big.Thread.ID
+	// A human's note now and then: the guard (§14) pauses a thread after
+	// guard_thread_run_max model messages in a row.
+	human, err := benchHuman(ctx, forum, "bench-"+run)
+	if err != nil {
+		return nil, err
+	}
 	for i := range 499 {
+		if i%50 == 49 {
+			if _, err := post(human, map[string]any{"kind": "note", "thread": st.big, "body": fmt.Sprintf("A human's remark %d.", i)}); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if _, err := post(other, map[string]any{"kind": "note", "thread": st.big, "from": map[string]any{"extension": fmt.Sprintf("w%d", i%4)},
 			"body": fmt.Sprintf("Point %d of the discussion, with some words to make it a realistic length for a message.", i)}); err != nil {
 			return nil, err
@@ -184,6 +205,17 @@ func setStage(ctx context.Context, forum *services.Forum, agents int) (*stage, e
 	}
 	st.hot = &hotThread{id: hot.Thread.ID}
 	return st, nil
+}
+
+func benchHuman(ctx context.Context, forum *services.Forum, name string) (services.Caller, error) {
+	if err := forum.AddUser(ctx, name, "bench-"+name+"-password"); err != nil {
+		return services.Caller{}, err
+	}
+	tok, err := forum.CreateToken(ctx, services.TokenRequest{Human: name})
+	if err != nil {
+		return services.Caller{}, err
+	}
+	return forum.Authenticate(ctx, tok.Secret)
 }
 
 func benchCaller(ctx context.Context, forum *services.Forum, handle string) (services.Caller, error) {

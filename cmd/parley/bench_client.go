@@ -130,6 +130,8 @@ type worker struct {
 	cursor string
 	etag   string
 	rng    *rand.Rand
+	waiter *agentClient // deliver: this agent's client at the second server
+	poster *agentClient // deliver: the neighbour's client at the first server
 }
 
 // loop repeats the operation until ctx ends, timing each call. Errors are
@@ -139,6 +141,19 @@ func (w *worker) loop(ctx context.Context, op string) ([]time.Duration, map[stri
 	w.rng = rand.New(rand.NewPCG(uint64(w.n), 42))
 	var lat []time.Duration
 	errs := map[string]int{}
+	if op == "deliver" {
+		for ctx.Err() == nil {
+			took, err := w.deliver(ctx, w.poster)
+			switch {
+			case ctx.Err() != nil:
+			case err != nil:
+				errs["deliver"]++
+			default:
+				lat = append(lat, took)
+			}
+		}
+		return lat, errs
+	}
 	for ctx.Err() == nil {
 		start := time.Now()
 		status, out, header, err := w.once(ctx, op)
@@ -149,7 +164,9 @@ func (w *worker) loop(ctx context.Context, op string) ([]time.Duration, map[stri
 		case err != nil:
 			errs["network"]++
 		case status >= 400:
-			if op == "hot" && dig(out, "error", "reason") == "limit_exceeded" {
+			if reason := dig(out, "error", "reason"); op == "hot" && (reason == "limit_exceeded" || reason == "loop_suspected") {
+				// full, or paused by the guard after guard_thread_run_max
+				// model messages: the next hot thread
 				w.newHotThread(ctx)
 				continue
 			}

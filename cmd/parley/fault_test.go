@@ -141,7 +141,11 @@ func TestKillUnderLoad(t *testing.T) {
 		var failed int
 		done := make(chan struct{})
 		go func() { acks, failed = posters(p, "before the kill", tokens, 100, 0, stop); close(done) }()
-		time.Sleep(700 * time.Millisecond)
+		// Kill mid-run: once the server has acknowledged a good number of
+		// posts (its log says so), however loaded the machine is.
+		for deadline := time.Now().Add(20 * time.Second); strings.Count(p.stderr.String(), "status=201") < 40 && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
 		p.kill()
 		close(stop)
 		<-done

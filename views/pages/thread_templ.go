@@ -81,11 +81,11 @@ func Thread(p layout.Page, v services.ThreadPageView, form templ.Component, view
 	})
 }
 
-// ThreadLive is the part of the thread page that refreshes itself: it polls
-// with its version and is replaced only when the thread changed.
-//
-// It also refreshes at once on the "parley:changed" event, which the
-// server sends after the human posts or moderates.
+// ThreadLive is the part of the thread page that refreshes itself: when
+// the /live stream says the forum changed (or the human acted), it asks for
+// itself again with its version, gets 204 when the thread is unchanged,
+// and is morphed in place otherwise, so focus, typed text and open choices
+// survive.
 func ThreadLive(v services.ThreadPageView, csrf string, viewer services.Caller) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -116,14 +116,14 @@ func ThreadLive(v services.ThreadPageView, csrf string, viewer services.Caller) 
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" hx-trigger=\"every 4s, parley:changed from:body\" hx-swap=\"outerHTML\" data-testid=\"thread-live\" data-version=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-live hx-trigger=\"parley:live, parley:changed from:body\" hx-swap=\"morph:outerHTML\" data-testid=\"thread-live\" data-version=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(v.Version).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/thread.templ`, Line: 30, Col: 207}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/thread.templ`, Line: 30, Col: 226}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 		if templ_7745c5c3_Err != nil {

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// deliver measures the feed (PARLEY.md §13): each agent waits on its inbox
+// (wait=30) at the second server (--url2, another process on the same
+// database), while its neighbour posts an ask addressed to it at the first;
+// the latency is from the post's answer to the waiting call's answer.
+func (w *worker) deliver(ctx context.Context, other *agentClient) (time.Duration, error) {
+	_, out, _, err := w.client.call(ctx, "inbox", "GET", "/api/v1/inbox?limit=1&since="+w.cursor, withCursor("since", w.cursor), nil)
+	if err != nil {
+		return 0, err
+	}
+	if c, _ := out["cursor"].(string); c != "" {
+		w.cursor = c
+	}
+	got := make(chan time.Time, 1)
+	go func() {
+		path := "/api/v1/inbox?wait=30&limit=1&since=" + w.cursor
+		args := withCursor("since", w.cursor)
+		args["wait"] = 30
+		_, out, _, err := w.waiter.call(ctx, "inbox", "GET", path, args, nil)
+		if err == nil {
+			if c, _ := out["cursor"].(string); c != "" {
+				w.cursor = c
+			}
+		}
+		got <- time.Now()
+	}()
+	time.Sleep(20 * time.Millisecond) // the call is waiting
+	status, _, _, err := other.call(ctx, "post", "POST", "/api/v1/messages", map[string]any{"kind": "ask",
+		"to": map[string]any{"identity": w.agent.identity}, "body": fmt.Sprintf("For %s, %d: are you there?", w.agent.identity, w.seq)}, nil)
+	posted := time.Now()
+	w.seq++
+	if err != nil || status != http.StatusCreated {
+		<-got
+		return 0, fmt.Errorf("post: %d %v", status, err)
+	}
+	select {
+	case at := <-got:
+		return at.Sub(posted), nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}

@@ -1,0 +1,33 @@
+// Parley's own script: what the pages need beyond htmx and its morph
+// extension. No inline script is allowed (Content-Security-Policy), so it
+// lives here.
+
+// Live regions are morphed, not replaced, when they refresh: the element
+// that has the focus keeps its value (a half-typed reply, an open re-mark
+// choice), and every other element keeps its place.
+Idiomorph.defaults.ignoreActiveValue = true;
+
+// An element marked data-keep (the outcome of an action, shown where the
+// person acted) survives a refresh that no longer contains it.
+Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
+  return !(node.nodeType === Node.ELEMENT_NODE && node.hasAttribute("data-keep"));
+};
+
+// A signed-in page listens to the forum's /live stream (PARLEY.md §13) and,
+// each time the log advances, tells every live region (data-live) to ask
+// for itself again; a region unchanged since its version answers 204 and
+// stays as it is. EventSource reconnects by itself. (htmx's sse extension
+// wires an element's trigger only if the stream was open before htmx
+// processed the element, so regions could miss changes until a reconnect.)
+(function () {
+  const url = document.body && document.body.getAttribute("data-live-url");
+  if (!url) {
+    return;
+  }
+  const source = new EventSource(url);
+  source.addEventListener("changed", function () {
+    document.querySelectorAll("[data-live]").forEach(function (region) {
+      htmx.trigger(region, "parley:live");
+    });
+  });
+})();
