@@ -37,6 +37,9 @@ var guidance = map[string]string{
 	"list_claims": "Use it to find claims: filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. Pass back cursor to get the next page; cursor is null on the last page.",
 	"confirm": "Only for lock holders and humans. Steps: 1. read_thread and check the proposal (confirmed is false). 2. confirm with state equal to the thread's current state. " +
 		"If the state changed meanwhile you get state_changed: read the thread again.",
+	"search": "Use it to find what was said before you ask again or answer: a question already answered, a decision, a claim. " +
+		"Put the distinctive words in q (identifiers, names, numbers), quote an exact phrase, and narrow with thread, kind, author or state. " +
+		"Read the thread of a hit with read_thread before you reply in it.",
 }
 
 // Tools is the registry of Parley's tools, one per operation of PARLEY.md
@@ -115,6 +118,9 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 		return forum.GetClaim(ctx, who, args["claim"])
 	case "list_claims":
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
+	case "search":
+		return forum.Search(ctx, who, services.SearchQuery{Q: args["q"], Thread: args["thread"], Kind: args["kind"],
+			Author: args["author"], State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
 	}
 	return nil, fmt.Errorf("mcp: no handler for operation %s", op.Name)
 }

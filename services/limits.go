@@ -16,6 +16,8 @@ type Limits struct {
 	RequestMaxBytes         int `json:"request_max_bytes"`
 	PostsPerMinute          int `json:"posts_per_minute"`
 	RequestsPerMinute       int `json:"requests_per_minute"`
+	SearchQueryMaxChars     int `json:"search_query_max_chars"`
+	SearchCandidates        int `json:"search_candidates"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -34,6 +36,8 @@ func DefaultLimits() Limits {
 		RequestMaxBytes:         16384,
 		PostsPerMinute:          120,
 		RequestsPerMinute:       1200,
+		SearchQueryMaxChars:     200,
+		SearchCandidates:        1000,
 	}
 }
 

@@ -1,6 +1,9 @@
 package services
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Operation describes one operation of PARLEY.md §2.1 and where each
 // binding serves it. The OpenAPI document and the MCP tools are built from
@@ -13,12 +16,18 @@ type Operation struct {
 	Right       string `json:"right"`
 	Description string `json:"description"`
 
-	Method   string  `json:"-"` // HTTP method
-	Path     string  `json:"-"` // HTTP path, with {params}
-	Params   []Param `json:"-"` // path and query parameters
-	Body     any     `json:"-"` // the request body's type, if any
-	Response any     `json:"-"` // the success body's type
-	Status   int     `json:"-"` // the success status
+	Method   string   `json:"-"` // HTTP method
+	Path     string   `json:"-"` // HTTP path, with {params}
+	Params   []Param  `json:"-"` // path and query parameters
+	Required []string `json:"-"` // the query parameters that must be given (path parameters always must)
+	Body     any      `json:"-"` // the request body's type, if any
+	Response any      `json:"-"` // the success body's type
+	Status   int      `json:"-"` // the success status
+}
+
+// Requires reports whether a parameter must be given.
+func (op Operation) Requires(p Param) bool {
+	return p.In == "path" || slices.Contains(op.Required, p.Name)
 }
 
 // Param is a path or query parameter of an operation; MCP merges them with
@@ -77,6 +86,19 @@ var Operations = []Operation{
 		Method:      "GET", Path: "/api/v1/claims", Response: ClaimPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's claims, "th_N" or N.`, false},
 			{"status", "query", "Only claims that read with this status now.", false},
+			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
+	{Name: "search", MCPTool: "search", HTTP: "GET /api/v1/search?q=&thread=&kind=&author=&state=&cursor=&limit=", Right: "read",
+		Description: "Search messages: every word and \"quoted phrase\" of q must be in a message's body, or in its thread's title for the root message. " +
+			"A word matches as written or by its stem (running finds runs); punctuation splits words (linkd.conf is linkd then conf). " +
+			"Best match first (a title word weighs more than a body word; ties newest first), among the newest search_candidates matches; filter by thread, kind, author or the thread's state. " +
+			"Each hit is {thread, message, snippet}: snippet is an excerpt of the body with every match wrapped in « and » (a « or » of the body itself shows as ‹ or ›). " +
+			"Pass back cursor for the next page; cursor is null on the last page.",
+		Method: "GET", Path: "/api/v1/search", Response: SearchPage{}, Status: 200, Required: []string{"q"}, Params: []Param{
+			{"q", "query", "The words and \"quoted phrases\" to find, all of them; at most search_query_max_chars characters.", false},
+			{"thread", "query", `Only this thread's messages, "th_N" or N.`, false},
+			{"kind", "query", "Only messages of this kind (an act).", false},
+			{"author", "query", `Only messages by this identity, e.g. "ainotes:alice" or "human:ada".`, false},
+			{"state", "query", "Only messages of threads in this state.", false},
 			{"cursor", "query", "The cursor of the previous page.", false}, limitParam}},
 }
 

@@ -31,6 +31,7 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/events", s.auth("get_events"), s.events)
 	api.Get("/claims", s.auth("list_claims"), s.listClaims)
 	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
+	api.Get("/search", s.auth("search"), s.search)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.
