@@ -48,6 +48,9 @@ func (f *Forum) Seed(ctx context.Context, threads, perThread int, progress func(
 }
 
 func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
+	if err := bulkSession(tx); err != nil {
+		return err
+	}
 	var tb, mb int64
 	if err := tx.Raw("SELECT COALESCE(MAX(id), 0) + 1 FROM threads").Scan(&tb).Error; err != nil {
 		return err
@@ -128,4 +131,15 @@ func reservePositions(tx *gorm.DB, n int) (int64, error) {
 		return 0, fmt.Errorf("reserve log positions: %w", err)
 	}
 	return first, nil
+}
+
+// bulkSession frees a bulk transaction (Seed, Import, Export) from the
+// session timeouts of ordinary requests on PostgreSQL (see
+// models.sessionDefaults): loading a batch of 100,000 messages, with their
+// search index, takes longer than any request may.
+func bulkSession(tx *gorm.DB) error {
+	if models.Dialect(tx) != "postgres" {
+		return nil
+	}
+	return tx.Exec("SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0").Error
 }
