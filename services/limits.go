@@ -37,7 +37,7 @@ func DefaultLimits() Limits {
 		PostsPerMinute:          120,
 		RequestsPerMinute:       1200,
 		SearchQueryMaxChars:     200,
-		SearchCandidates:        1000,
+		SearchCandidates:        2000,
 	}
 }
 

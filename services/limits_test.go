@@ -30,7 +30,7 @@ func TestReferenceLimits(t *testing.T) {
 		ThreadMaxDepth: 32, PageDefault: 50, PageMax: 200, EvidenceMaxItems: 8, EvidenceRefMaxChars: 2048,
 		SupersedesMaxItems: 8, RequestMaxBytes: 16384, PostsPerMinute: 120, RequestsPerMinute: 1200,
 		// Beyond §9: the search operation's.
-		SearchQueryMaxChars: 200, SearchCandidates: 1000}
+		SearchQueryMaxChars: 200, SearchCandidates: 2000}
 	if l != want {
 		t.Fatalf("limits %+v differ from PARLEY.md §9 %+v", l, want)
 	}

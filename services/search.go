@@ -248,8 +248,15 @@ func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found,
 // own arguments: a cached generic plan cannot tell a word found in every
 // message from a word found in ten, and would read one of them the slow
 // way.
+//
+// And without parallel workers: a search is a short query among many, and
+// a parallel scan of the primary key looks cheap enough to the planner to
+// be preferred over the index for a rare word. A filter on the thread's
+// state looks each candidate's thread up by its key (a nested loop): a
+// hash join would read every thread to find the states of a few.
 func customPlan(tx *gorm.DB) error {
-	return tx.Exec("SET LOCAL plan_cache_mode = force_custom_plan").Error
+	return tx.Exec(`SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL max_parallel_workers_per_gather = 0;
+		SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`).Error
 }
 
 // sqliteSearchSQL selects the newest candidates from the FTS5 index with

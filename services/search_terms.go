@@ -93,11 +93,14 @@ func pgTSQuery(terms []term) (string, []any) {
 			if j > 0 {
 				sql.WriteString(", ")
 			}
-			sql.WriteString("(plainto_tsquery('simple', ?) || plainto_tsquery('english', ?))")
+			// One lexeme when both forms are the same: the planner would
+			// count 'x' | 'x' twice.
+			sql.WriteString("(CASE WHEN plainto_tsquery('simple', ?) = plainto_tsquery('english', ?) THEN plainto_tsquery('simple', ?)" +
+				" ELSE plainto_tsquery('simple', ?) || plainto_tsquery('english', ?) END)")
 			if j > 0 {
 				sql.WriteString(")")
 			}
-			args = append(args, w, w)
+			args = append(args, w, w, w, w, w)
 		}
 	}
 	return "(" + sql.String() + ")", args

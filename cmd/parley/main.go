@@ -35,6 +35,7 @@ Usage:
   parley demo [--db URL] [--realm REALM]
   parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json]
   parley bench seed --db URL [--threads N] [--messages N]
+  parley bench search --db URL [--queries N] [--threads N] [--explain] [--json]
   parley help
 
 Commands:
@@ -55,6 +56,8 @@ Commands:
                  read, page inboxes and thread lists for a fixed time each;
                  prints ops/s and latency percentiles (--json for JSON)
   bench seed     load a large forum in bulk for benchmarks
+  bench search   time searches of a forum made by bench seed, in-process;
+                 --explain prints each query's plan (EXPLAIN ANALYZE)
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
