@@ -87,16 +87,25 @@ func (f *Forum) timestamp() time.Time { return f.now().UTC().Truncate(time.Micro
 // every transaction that could still commit a lower position has ended. A
 // long transaction delays what readers see; it never makes them skip.
 //
+// The transaction id counts from an offset, the log_sequence row's value
+// (0 unless a forum was imported: see Import). An imported forum keeps its
+// positions, which may lie above what this server's transaction ids give
+// (a forum moved from a busier PostgreSQL server); the offset puts every
+// new position above them, so that the cursors agents kept stay valid.
+//
 // On SQLite writers are serialized (transactions begin immediate), so a
 // counter row hands out positions in commit order and the horizon is
 // unbounded.
 const positionsPerTx = 1 << 20
 
+// xidOffset reads the offset added to transaction ids (see positionsPerTx).
+const xidOffset = "(SELECT value FROM log_sequence WHERE id = 1)"
+
 // nextSeq takes the next position in the log for the current transaction.
 func nextSeq(tx *gorm.DB) (int64, error) {
 	if models.Dialect(tx) == "postgres" {
 		var pos int64
-		err := tx.Raw(`SELECT pg_current_xact_id()::text::bigint * ? +
+		err := tx.Raw(`SELECT (pg_current_xact_id()::text::bigint + `+xidOffset+`) * ? +
 			set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`,
 			positionsPerTx).Scan(&pos).Error
 		if err != nil {
@@ -138,7 +147,7 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 	wait, give := time.Millisecond, time.Now().Add(settleMax)
 	for {
 		var horizon int64
-		err := f.db.WithContext(ctx).Raw("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint * ?", positionsPerTx).Scan(&horizon).Error
+		err := f.db.WithContext(ctx).Raw("SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint + "+xidOffset+") * ?", positionsPerTx).Scan(&horizon).Error
 		if err != nil {
 			return 0, fmt.Errorf("log horizon: %w", err)
 		}
