@@ -198,13 +198,13 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 	var args []any
 	headline := func(config string) string {
 		args = append(append(append(args, pgPunctuation, strings.Repeat(" ", len(pgPunctuation))), tsqArgs...), headlineOptions)
-		return "ts_headline('" + config + "', translate(p.body, ?, ?), " + tsq + ", ?)"
+		return "ts_headline('" + config + "', translate(b.body, ?, ?), " + tsq + ", ?)"
 	}
 	sql := "SELECT p.id, p.score, " + headline("simple") + ", " + headline("english") + " FROM (\n"
 	args = append(args, tsqArgs...)
-	sql += "  SELECT r.id, r.score, r.body FROM (\n    SELECT c.id, c.body, ts_rank(c.search, " + tsq + ") AS score FROM (\n"
+	sql += "  SELECT r.id, r.score FROM (\n    SELECT c.id, ts_rank(c.search, " + tsq + ") AS score FROM (\n"
 	args = append(append(args, tsqArgs...), filterArgs...)
-	sql += "      SELECT m.id, m.body, m.search FROM messages m" + join + "\n      WHERE m.search @@ " + tsq + where + "\n"
+	sql += "      SELECT m.id, m.search FROM messages m" + join + "\n      WHERE m.search @@ " + tsq + where + "\n"
 	args = append(args, candidates)
 	sql += "      ORDER BY m.id DESC LIMIT ?) c) r\n"
 	if req.after != nil {
@@ -213,7 +213,7 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 		args = append(args, score, score, req.after.id)
 	}
 	args = append(args, req.limit+1)
-	sql += "  ORDER BY r.score DESC, r.id DESC LIMIT ?) p\nORDER BY p.score DESC, p.id DESC"
+	sql += "  ORDER BY r.score DESC, r.id DESC LIMIT ?) p JOIN messages b ON b.id = p.id\nORDER BY p.score DESC, p.id DESC"
 	return sql, args
 }
 

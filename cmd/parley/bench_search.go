@@ -69,7 +69,8 @@ func runBenchSearch(args []string) error {
 			return err
 		}
 	}
-	lat := make([]time.Duration, 0, *queries)
+	all := make([]time.Duration, 0, *queries)
+	each := make([][]time.Duration, len(searchMix))
 	start := time.Now()
 	for i := range *queries {
 		q := withTopic(searchMix[i%len(searchMix)], topic())
@@ -77,16 +78,37 @@ func runBenchSearch(args []string) error {
 		if _, err := forum.Search(ctx, reader, q); err != nil {
 			return fmt.Errorf("search %+v: %w", q, err)
 		}
-		lat = append(lat, time.Since(t0))
+		took := time.Since(t0)
+		all = append(all, took)
+		each[i%len(searchMix)] = append(each[i%len(searchMix)], took)
 	}
-	r := summarize("search", "services", 1, time.Since(start), lat, map[string]int{})
+	results := []benchResult{summarize("search (all)", "services", 1, time.Since(start), all, map[string]int{})}
+	for i, q := range searchMix {
+		var took time.Duration
+		for _, d := range each[i] {
+			took += d
+		}
+		results = append(results, summarize(mixLabel(q), "services", 1, took, each[i], map[string]int{}))
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return enc.Encode(results)
 	}
-	printTable(os.Stdout, []benchResult{r})
+	printTable(os.Stdout, results)
 	return nil
+}
+
+// mixLabel names a query of the mix in the table.
+func mixLabel(q services.SearchQuery) string {
+	label := "q=" + q.Q
+	if q.Kind != "" {
+		label += " kind=" + q.Kind
+	}
+	if q.State != "" {
+		label += " state=" + q.State
+	}
+	return label
 }
 
 func withTopic(q services.SearchQuery, n string) services.SearchQuery {

@@ -1,5 +1,6 @@
 // Command parley runs the Parley reference server and administers its
-// database: schema migrations, agent tokens and human accounts.
+// database: schema migrations, agent tokens and human accounts, and moves
+// a forum between databases (export, import).
 //
 // Everything is wired by hand — flags and environment, then the database,
 // then the services, then the server — with no framework and no init-time
@@ -33,6 +34,8 @@ Usage:
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley demo [--db URL] [--realm REALM]
+  parley export [--db URL] [--out FILE]
+  parley import [--db URL] FILE
   parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json]
   parley bench seed --db URL [--threads N] [--messages N]
   parley bench search --db URL [--queries N] [--threads N] [--explain] [--json]
@@ -52,6 +55,14 @@ Commands:
                  in every state, proposals to confirm; prints the agents' tokens
                  and the password of the human ada (PARLEY_PASSWORD, else a
                  fixed demo password); migrates first
+  export         write the whole forum as a bundle (JSON Lines) to --out or
+                 stdout, from one consistent snapshot: accounts with their
+                 password hashes, tokens (hashes only), threads, messages,
+                 claims, evidence and events; browser sessions stay behind
+  import         load a bundle into an empty database (migrating it first), in
+                 one transaction; ids, states and log positions are kept, so
+                 agents' cursors stay valid; refuses a database that holds a
+                 forum and a bundle from a newer schema
   bench          measure a running server: agents with their own tokens post,
                  read, page inboxes and thread lists for a fixed time each;
                  prints ops/s and latency percentiles (--json for JSON)
@@ -99,6 +110,10 @@ func run(args []string) int {
 		err = runDemo(rest)
 	case "bench":
 		err = runBench(rest)
+	case "export":
+		err = runExport(rest)
+	case "import":
+		err = runImport(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}
