@@ -72,9 +72,11 @@ type bundleLine struct {
 // point forward (a claim names the newer claim that superseded it); import
 // checks those at the end of its transaction.
 //
-// Human accounts (users) travel with their bcrypt password hashes, so
-// humans sign in as before; tokens with the hashes of their secrets only,
-// so agents keep their tokens (a secret was never stored).
+// Reading: the "identities" are the human accounts (users) and
+// the tokens, which bind agents to theirs. Human accounts travel with their
+// bcrypt password hashes, so humans sign in as before; tokens with the
+// hashes of their secrets only, so agents keep their tokens (a secret was
+// never stored). Browser sessions do not travel (leftOut).
 var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events"}
 
 // leftOut are the tables a bundle does not carry, and why.

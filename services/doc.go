@@ -3,7 +3,11 @@
 // state machine, proposals and confirmation, authority, identities and
 // extensions, reading, and limits — and the dialectic profile of §10
 // (claims, evidence, the certainty ladder: claims.go, claim_acts.go,
-// evidence.go, dialectic.go) over GORM, on PostgreSQL or SQLite.
+// evidence.go, dialectic.go) over GORM, on PostgreSQL or SQLite. Beyond
+// the protocol's text it defines the search operation (search.go: the
+// databases' full-text indexes, the query read the same way for both in
+// search_terms.go, text-only snippets in snippet.go), and moves a whole
+// forum between databases as a bundle (bundle.go, export.go, import.go).
 //
 // Every operation is one method on Forum taking the acting Caller. It
 // answers with a wire-ready value (the JSON shapes of §8.1 are declared

@@ -90,6 +90,10 @@ type found struct {
 // optionally in one thread, of one kind, by one author, or in threads in
 // one state.
 //
+// Reading: a hit is a message. A thread's title is its root message's
+// opening (PARLEY.md §8.1), so a match in a title is a hit on the root
+// message, ranked above the same words in a body.
+//
 // Reading: "best match first" ranks the newest SearchCandidates matches
 // (limits.search_candidates): ranking every match of a word found in most
 // messages would cost a read of all of them, and a search must stay fast

@@ -1,11 +1,14 @@
 package services_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"parley/migrations"
+	"parley/migrations/dbtest"
 	"parley/services"
 )
 
@@ -240,13 +243,28 @@ func TestSearchRefusals(t *testing.T) {
 // existed and after are found alike (the migration indexed what was there;
 // every later insert is indexed with it).
 func TestSearchIndexFollowsEveryMessage(t *testing.T) {
-	eachWorld(t, func(t *testing.T, w *world) {
-		if err := w.forum.Seed(w.ctx, 20, 3, nil); err != nil {
-			t.Fatal(err)
-		}
-		page := w.search(services.SearchQuery{Q: "topic 17", Limit: "10"})
-		if len(page.Hits) != 3 || page.Hits[0].Message.Kind != "ask" {
-			t.Fatalf("seeded thread 17: %v", hitIDs(page))
-		}
-	})
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			db, ctx := dbtest.Empty(t, dialect), context.Background()
+			if _, err := migrations.UpTo(ctx, db, 5); err != nil {
+				t.Fatal(err)
+			}
+			w := &world{t: t, db: db, forum: services.New(db, services.Config{}), ctx: ctx}
+			if err := w.forum.Seed(ctx, 20, 3, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := migrations.Up(ctx, db); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.forum.Seed(ctx, 10, 3, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range []string{"topic 17", "topic 27"} { // before and after the migration
+				page := w.search(services.SearchQuery{Q: q, Limit: "10"})
+				if len(page.Hits) != 3 || page.Hits[0].Message.Kind != "ask" {
+					t.Fatalf("%s: %v", q, hitIDs(page))
+				}
+			}
+		})
+	}
 }
