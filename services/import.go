@@ -217,7 +217,7 @@ func deferForeignKeys(tx *gorm.DB) ([][2]string, error) {
 			rows.Close()
 			return nil, err
 		}
-		if slices.Index(bundleTables, refers) >= slices.Index(bundleTables, table) {
+		if at := slices.Index(bundleTables, table); at >= 0 && slices.Index(bundleTables, refers) >= at {
 			deferred = append(deferred, [2]string{table, constraint})
 		}
 	}
