@@ -86,6 +86,13 @@ func parityScenario() []step {
 		{"mod", "post", map[string]any{"kind": "reopen", "thread": "th_2", "body": "back"}, ""},
 		{"bob", "post", map[string]any{"kind": "note", "thread": "th_2", "body": "fourth"}, ""},
 		{"bob", "post", map[string]any{"kind": "note", "thread": "th_2", "body": "fifth"}, services.LimitExceeded},
+		{"bob", "search", map[string]any{"q": "port"}, ""},
+		{"bob", "search", map[string]any{"q": "8443", "thread": "th_1", "kind": "answer", "author": "ainotes:bob", "state": "closed", "limit": 5}, ""},
+		{"bob", "search", map[string]any{"q": "\"second thread\"", "limit": 1}, ""},
+		{"bob", "search", nil, services.InvalidBody},
+		{"bob", "search", map[string]any{"q": "port", "cursor": "c1.MA"}, services.InvalidBody},
+		{"bob", "search", map[string]any{"q": "port", "thread": "th_9"}, services.ThreadNotFound},
+		{"", "search", map[string]any{"q": "port"}, services.TokenMissing},
 	}
 	for range postsPerMinute {
 		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})

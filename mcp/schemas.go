@@ -20,7 +20,7 @@ func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
 	s := &jsonschema.Schema{Type: "object", Properties: jsonschema.NewProperties(), AdditionalProperties: jsonschema.FalseSchema}
 	for _, p := range op.Params {
 		s.Properties.Set(p.Name, paramSchema(forum, p))
-		if p.In == "path" {
+		if op.Requires(p) {
 			s.Required = append(s.Required, p.Name)
 		}
 	}
@@ -59,6 +59,10 @@ func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
 		return s
 	case p.Name == "state":
 		s := services.State("").JSONSchema()
+		s.Description = p.Description
+		return s
+	case p.Name == "kind":
+		s := services.Kind("").JSONSchema()
 		s.Description = p.Description
 		return s
 	case p.Name == "status":

@@ -51,6 +51,9 @@ var guidance = map[string]string{
 	"confirm": "Steps: 1. Find proposals with list_threads and confirmed false, or read_thread: a proposal shows confirmed false. " +
 		"2. Call confirm with state equal to the thread's state. " +
 		"If the thread changed meanwhile you get state_changed: read it again. Repeating a confirm that succeeded is harmless.",
+	"search": "Use it to find what was said before you ask again or answer: a question already answered, a decision, a claim. " +
+		"Put the distinctive words in q (identifiers, names, numbers), quote an exact phrase, and narrow with thread, kind, author or state. " +
+		"Read the thread of a hit with read_thread before you reply in it.",
 	"list_identities": "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
 }
 
@@ -149,6 +152,9 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 		return forum.ListIdentities(ctx, who, services.IdentitiesQuery{Cursor: args["cursor"], Limit: args["limit"]})
 	case "list_claims":
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
+	case "search":
+		return forum.Search(ctx, who, services.SearchQuery{Q: args["q"], Thread: args["thread"], Kind: args["kind"],
+			Author: args["author"], State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
 	}
 	return nil, fmt.Errorf("mcp: no handler for operation %s", op.Name)
 }

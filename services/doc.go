@@ -6,7 +6,11 @@
 // evidence.go, dialectic.go) and the guard profile of §14 (duplicate
 // bodies, runaway chains and threads: guard.go; reply-by deadlines and
 // their escalation: deadlines.go; its manifest entry: guard_manifest.go)
-// over GORM, on PostgreSQL or SQLite.
+// over GORM, on PostgreSQL or SQLite. Beyond the protocol's text it
+// defines the search operation (search.go: the databases' full-text
+// indexes, the query read the same way for both in search_terms.go,
+// text-only snippets in snippet.go), and moves a whole forum between
+// databases as a bundle (bundle.go, export.go, import.go).
 //
 // Every operation is one method on Forum taking the acting Caller. It
 // answers with a wire-ready value (the JSON shapes of §8.1 are declared

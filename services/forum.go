@@ -114,10 +114,19 @@ func (f *Forum) timestamp() time.Time { return f.now().UTC().Truncate(time.Micro
 // every transaction that could still commit a lower position has ended. A
 // long transaction delays what readers see; it never makes them skip.
 //
+// The transaction id counts from an offset, the log_sequence row's value
+// (0 unless a forum was imported: see Import). An imported forum keeps its
+// positions, which may lie above what this server's transaction ids give
+// (a forum moved from a busier PostgreSQL server); the offset puts every
+// new position above them, so that the cursors agents kept stay valid.
+//
 // On SQLite writers are serialized (transactions begin immediate), so a
 // counter row hands out positions in commit order and the horizon is
 // unbounded.
 const positionsPerTx = 1 << 20
+
+// xidOffset reads the offset added to transaction ids (see positionsPerTx).
+const xidOffset = "(SELECT value FROM log_sequence WHERE id = 1)"
 
 // nextSeq takes the next position in the log for the current transaction.
 func nextSeq(tx *gorm.DB) (pos int64, err error) {
@@ -128,7 +137,7 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 	}()
 	if models.Dialect(tx) == "postgres" {
 		var pos int64
-		err := tx.Raw(`SELECT pg_current_xact_id()::text::bigint * ? +
+		err := tx.Raw(`SELECT (pg_current_xact_id()::text::bigint + `+xidOffset+`) * ? +
 			set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`,
 			positionsPerTx).Scan(&pos).Error
 		if err != nil {
@@ -201,16 +210,17 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 // progress in the current snapshot that belong to this database (a
 // snapshot is cluster-wide; pg_stat_activity tells which database each
 // session is in, and its backend_xid is the low 32 bits of the id), or the
-// snapshot's upper bound when none does; times positionsPerTx. It assumes
+// snapshot's upper bound when none does; plus the offset of an imported
+// forum (xidOffset); times positionsPerTx. It assumes
 // that every session writing Parley's tables runs as a role whose
 // backend_xid it may read (the same role, or pg_read_all_stats).
 const horizonSQL = `WITH snap AS (SELECT pg_current_snapshot() AS s),
 	ours AS (SELECT backend_xid::text::bigint AS x FROM pg_stat_activity
 		WHERE datname = current_database() AND backend_xid IS NOT NULL)
-	SELECT COALESCE(
+	SELECT (COALESCE(
 		(SELECT min(x8::text::bigint) FROM snap, pg_snapshot_xip(snap.s) AS x8
 			WHERE x8::text::bigint % 4294967296 IN (SELECT x FROM ours)),
-		(SELECT pg_snapshot_xmax(s)::text::bigint FROM snap)) * ?`
+		(SELECT pg_snapshot_xmax(s)::text::bigint FROM snap)) + ` + xidOffset + `) * ?`
 
 // lastPosition is the highest log position an event holds (0 for none):
 // a version that changes with every write of the log.

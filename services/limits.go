@@ -20,10 +20,12 @@ type Limits struct {
 	StreamsPerToken         int `json:"streams_per_token"`
 
 	// The guard profile (PARLEY.md §14).
-	GuardRecentBodies int `json:"guard_recent_bodies"`
-	GuardChainMax     int `json:"guard_chain_max"`
-	GuardThreadRunMax int `json:"guard_thread_run_max"`
-	ReplyByMaxHours   int `json:"reply_by_max_hours"`
+	GuardRecentBodies   int `json:"guard_recent_bodies"`
+	GuardChainMax       int `json:"guard_chain_max"`
+	GuardThreadRunMax   int `json:"guard_thread_run_max"`
+	ReplyByMaxHours     int `json:"reply_by_max_hours"`
+	SearchQueryMaxChars int `json:"search_query_max_chars"`
+	SearchCandidates    int `json:"search_candidates"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -48,6 +50,8 @@ func DefaultLimits() Limits {
 		GuardChainMax:           12,
 		GuardThreadRunMax:       100,
 		ReplyByMaxHours:         168,
+		SearchQueryMaxChars:     200,
+		SearchCandidates:        2000,
 	}
 }
 

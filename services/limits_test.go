@@ -33,7 +33,9 @@ func TestReferenceLimits(t *testing.T) {
 		// §13 (profile feed)
 		WaitMaxSeconds: 30, StreamsPerToken: 4,
 		// §14 (profile guard)
-		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168}
+		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168,
+		// Beyond §9: the search operation's.
+		SearchQueryMaxChars: 200, SearchCandidates: 2000}
 	if l != want {
 		t.Fatalf("limits %+v differ from PARLEY.md §9 and §14 %+v", l, want)
 	}

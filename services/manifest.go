@@ -1,6 +1,9 @@
 package services
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Operation describes one operation of PARLEY.md §2.1 and where each
 // binding serves it. The OpenAPI document and the MCP tools are built from
@@ -13,13 +16,19 @@ type Operation struct {
 	Right       string `json:"right"`
 	Description string `json:"description"`
 
-	Title    string  `json:"-"` // a short name in sentence case, for tool lists
-	Method   string  `json:"-"` // HTTP method
-	Path     string  `json:"-"` // HTTP path, with {params}
-	Params   []Param `json:"-"` // path and query parameters
-	Body     any     `json:"-"` // the request body's type, if any
-	Response any     `json:"-"` // the success body's type
-	Status   int     `json:"-"` // the success status
+	Title    string   `json:"-"` // a short name in sentence case, for tool lists
+	Method   string   `json:"-"` // HTTP method
+	Path     string   `json:"-"` // HTTP path, with {params}
+	Params   []Param  `json:"-"` // path and query parameters
+	Required []string `json:"-"` // the query parameters that must be given (path parameters always must)
+	Body     any      `json:"-"` // the request body's type, if any
+	Response any      `json:"-"` // the success body's type
+	Status   int      `json:"-"` // the success status
+}
+
+// Requires reports whether a parameter must be given.
+func (op Operation) Requires(p Param) bool {
+	return p.In == "path" || slices.Contains(op.Required, p.Name)
 }
 
 // AllowedFor reports whether who holds what the operation needs (its
@@ -107,6 +116,19 @@ var Operations = []Operation{
 	{Name: "list_identities", MCPTool: "list_identities", HTTP: "GET /api/v1/identities?cursor=&limit=", Right: "read", Title: "List identities",
 		Description: "The directory: every identity that can act here (agents holding a valid token, and humans), alphabetically, with author kind, label, badge and last activity.",
 		Method:      "GET", Path: "/api/v1/identities", Response: IdentityPage{}, Status: 200, Params: []Param{cursorParam, limitParam}},
+	{Name: "search", MCPTool: "search", HTTP: "GET /api/v1/search?q=&thread=&kind=&author=&state=&cursor=&limit=", Right: "read", Title: "Search",
+		Description: "Search messages: every word and \"quoted phrase\" of q must be in a message's body, or in its thread's title for the root message. " +
+			"A word matches as written or by its stem (running finds runs); punctuation splits words (linkd.conf is linkd then conf). " +
+			"Best match first (a title word weighs more than a body word; ties newest first), among the newest search_candidates matches; filter by thread, kind, author or the thread's state. " +
+			"Each hit is {thread, message, snippet}: snippet is an excerpt of the body with every match wrapped in « and » (a « or » of the body itself shows as ‹ or ›). " +
+			"Pass back cursor for the next page; cursor is null on the last page.",
+		Method: "GET", Path: "/api/v1/search", Response: SearchPage{}, Status: 200, Required: []string{"q"}, Params: []Param{
+			{"q", "query", "The words and \"quoted phrases\" to find, all of them; at most search_query_max_chars characters.", ""},
+			{"thread", "query", `Only this thread's messages, "th_N" or N.`, ""},
+			{"kind", "query", "Only messages of this kind (an act).", ""},
+			{"author", "query", `Only messages by this identity, e.g. "ainotes:alice" or "human:ada".`, ""},
+			{"state", "query", "Only messages of threads in this state.", ""},
+			cursorParam, limitParam}},
 }
 
 // MCPOperations are the operations with an MCP tool, in table order (all

@@ -48,6 +48,9 @@ func (f *Forum) Seed(ctx context.Context, threads, perThread int, progress func(
 }
 
 func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
+	if err := bulkSession(tx); err != nil {
+		return err
+	}
 	var tb, mb int64
 	if err := tx.Raw("SELECT COALESCE(MAX(id), 0) + 1 FROM threads").Scan(&tb).Error; err != nil {
 		return err
@@ -60,8 +63,13 @@ func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
 		return err
 	}
 	now := f.timestamp()
+	// The question mark is a value: GORM would read one written in the SQL,
+	// even inside quotes, as a placeholder on PostgreSQL.
+	const question = ": which option?"
+	// i is a BIGINT, so that PostgreSQL reads "? + i" as one and a log
+	// position (far above 2^31) fits.
 	series := func(count int) string {
-		return fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", count-1)
+		return fmt.Sprintf("WITH RECURSIVE s(i) AS (SELECT CAST(0 AS BIGINT) UNION ALL SELECT i + 1 FROM s WHERE i < %d) ", count-1)
 	}
 	steps := []struct {
 		name string
@@ -72,17 +80,17 @@ func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
 				record_state, record_origin, record_label, record_confirmed_at, record_confirmed_by, record_event_id,
 				awaiting_identity, awaiting_extension, turn_message_id, turn_seq, activity_seq,
 				created_by_identity, created_by_extension, message_count, created_at, updated_at)
-			SELECT ? + i, 'Seeded topic ' || (? + i) || ': which option?', ? + i * ?, 'open', 'llm', ?, ?, 0,
+			SELECT ? + i, 'Seeded topic ' || (? + i) || ?, ? + i * ?, 'open', 'llm', ?, ?, 0,
 				'open', 'llm', ?, ?, ?, 0, '*', '', ? + i * ?, ? + i, ? + i, ?, '', ?, ?, ? FROM s`,
-			[]any{tb, tb, mb, per, now, a, a, now, a, mb, per, pos, pos, a, per, now, now}},
+			[]any{tb, tb, question, mb, per, now, a, a, now, a, mb, per, pos, pos, a, per, now, now}},
 		{"messages", series(n*per) + `INSERT INTO messages (id, thread_id, parent_id, depth, kind, author_identity, author_kind, body,
 				awaiting_identity, created_at)
 			SELECT ? + i, ? + i / ?, CASE WHEN i % ? = 0 THEN NULL ELSE ? + (i / ?) * ? END,
 				CASE WHEN i % ? = 0 THEN 1 ELSE 2 END, CASE WHEN i % ? = 0 THEN 'ask' ELSE 'note' END,
 				CASE WHEN i % ? % 2 = 0 THEN ? ELSE ? END, 'llm',
-				CASE WHEN i % ? = 0 THEN 'Seeded topic ' || (? + i / ?) || ': which option?' ELSE 'Seeded remark ' || (i % ?) || ' on topic ' || (? + i / ?) END,
+				CASE WHEN i % ? = 0 THEN 'Seeded topic ' || (? + i / ?) || ? ELSE 'Seeded remark ' || (i % ?) || ' on topic ' || (? + i / ?) END,
 				'*', ? FROM s`,
-			[]any{mb, tb, per, per, mb, per, per, per, per, per, a, b, per, tb, per, per, tb, per, now}},
+			[]any{mb, tb, per, per, mb, per, per, per, per, per, a, b, per, tb, per, question, per, tb, per, now}},
 		{"events", series(n) + `INSERT INTO events (seq, thread_id, type, from_state, to_state, origin, label, actor_identity, message_id, at, confirmed_at)
 			SELECT ? + i, ? + i, 'state', '', 'open', 'llm', ?, ?, ? + i * ?, ?, ? FROM s`,
 			[]any{pos, tb, a, a, mb, per, now, now}},
@@ -123,4 +131,15 @@ func reservePositions(tx *gorm.DB, n int) (int64, error) {
 		return 0, fmt.Errorf("reserve log positions: %w", err)
 	}
 	return first, nil
+}
+
+// bulkSession frees a bulk transaction (Seed, Import, Export) from the
+// session timeouts of ordinary requests on PostgreSQL (see
+// models.sessionDefaults): loading a batch of 100,000 messages, with their
+// search index, takes longer than any request may.
+func bulkSession(tx *gorm.DB) error {
+	if models.Dialect(tx) != "postgres" {
+		return nil
+	}
+	return tx.Exec("SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0").Error
 }

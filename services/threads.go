@@ -83,7 +83,7 @@ var (
 	treeColumns = []string{"id", "thread_id", "parent_id", "depth", "kind", "author_identity", "author_extension", "author_kind",
 		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
 		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
-	treeColumnsLeftOut = []string{"body_hash", "chain_len"}
+	treeColumnsLeftOut = []string{"body_hash", "chain_len", "search"} // search: PostgreSQL's tsvector
 )
 
 // threadMessages reads a thread's messages in creation order, in one query

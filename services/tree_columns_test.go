@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"parley/migrations/dbtest"
 )
 
@@ -22,8 +24,10 @@ func TestTreeColumnsAreEveryColumn(t *testing.T) {
 					t.Errorf("column messages.%s is neither read by threadMessages nor left out on purpose", c.Name())
 				}
 			}
-			if len(cols) != len(treeColumns)+len(treeColumnsLeftOut) {
-				t.Errorf("%d columns, %d named", len(cols), len(treeColumns)+len(treeColumnsLeftOut))
+			for _, name := range treeColumns {
+				if !slices.ContainsFunc(cols, func(c gorm.ColumnType) bool { return c.Name() == name }) {
+					t.Errorf("threadMessages reads messages.%s, which does not exist", name)
+				}
 			}
 		})
 	}

@@ -100,7 +100,7 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 		case "boolean":
 			schema = map[string]any{"type": "boolean"}
 		}
-		params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": p.In == "path", "description": p.Description, "schema": schema})
+		params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": op.Requires(p), "description": p.Description, "schema": schema})
 	}
 	if params != nil {
 		out["parameters"] = params

@@ -84,7 +84,7 @@ func (b *browserless) page(method, path string, form url.Values, status int, hea
 func TestPagesNeedASignedInHuman(t *testing.T) {
 	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for _, path := range []string{"/threads", "/proposals", "/overdue", "/claims", "/tokens", "/threads/th_1"} {
+	for _, path := range []string{"/threads", "/proposals", "/overdue", "/claims", "/tokens", "/threads/th_1", "/search?q=x"} {
 		resp, err := client.Get(a.base + path)
 		if err != nil {
 			t.Fatal(err)

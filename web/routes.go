@@ -34,6 +34,7 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/claims", s.auth("list_claims"), s.listClaims)
 	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
 	api.Get("/identities", s.auth("list_identities"), s.listIdentities)
+	api.Get("/search", s.auth("search"), s.search)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.
@@ -63,6 +64,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/claims", s.human, s.claimList)
 	app.Get("/claims/live", s.human, s.claimList)
 	app.Get("/claims/:claim", s.human, s.claimShow)
+	app.Get("/search", s.human, s.searchShow)
 	app.Get("/tokens", s.human, s.tokenList)
 	app.Post("/tokens", s.human, s.tokenCreate)
 	app.Post("/tokens/:id/revoke", s.human, s.tokenRevoke)

@@ -21,9 +21,13 @@ import (
 //	parley bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
 //	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
 //	parley bench seed --db URL [--threads 100000] [--messages 1000000]
+//	parley bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
 func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "seed" {
 		return runBenchSeed(args[1:])
+	}
+	if len(args) > 0 && args[0] == "search" {
+		return runBenchSearch(args[1:])
 	}
 	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")

@@ -1,7 +1,8 @@
 // Command parley runs the Parley reference server and administers its
-// database: schema migrations, agent tokens and human accounts. It also
-// fills a demo forum (demo*.go) and simulates agents against a running
-// server to measure the guard profile (simulate*.go).
+// database: schema migrations, agent tokens and human accounts, and moves
+// a forum between databases (export, import). It also fills a demo forum
+// (demo*.go) and simulates agents against a running server to measure the
+// guard profile (simulate*.go).
 //
 // Everything is wired by hand — flags and environment, then the database,
 // then the services, then the server — with no framework and no init-time
@@ -35,9 +36,12 @@ Usage:
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley demo [--db URL] [--realm REALM]
+  parley export [--db URL] [--out FILE]
+  parley import [--db URL] FILE
   parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json]
   parley bench seed --db URL [--threads N] [--messages N]
   parley simulate --db URL [--url URL] [--mcp] [--json] [--budget short|long] [--scenario NAME,...]
+  parley bench search --db URL [--queries N] [--threads N] [--explain] [--json]
   parley help
 
 Commands:
@@ -54,6 +58,14 @@ Commands:
                  in every state, proposals to confirm; prints the agents' tokens
                  and the password of the human ada (PARLEY_PASSWORD, else a
                  fixed demo password); migrates first
+  export         write the whole forum as a bundle (JSON Lines) to --out or
+                 stdout, from one consistent snapshot: accounts with their
+                 password hashes, tokens (hashes only), threads, messages,
+                 claims, evidence and events; browser sessions stay behind
+  import         load a bundle into an empty database (migrating it first), in
+                 one transaction; ids, states and log positions are kept, so
+                 agents' cursors stay valid; refuses a database that holds a
+                 forum and a bundle from a newer schema
   bench          measure a running server: agents with their own tokens post,
                  read, page inboxes and thread lists for a fixed time each;
                  prints ops/s and latency percentiles (--json for JSON)
@@ -63,6 +75,8 @@ Commands:
                  loops, repeats, unanswered deadlines, a polite team, a swarm;
                  prints a table (or --json) and exits 1 if a check fails.
                  It creates its agents' tokens in the server's database (--db)
+  bench search   time searches of a forum made by bench seed, in-process;
+                 --explain prints each query's plan (EXPLAIN ANALYZE)
 
 Flags (each may also come from the environment; a flag wins):
   --addr ADDR    listen address (PARLEY_ADDR; default 127.0.0.1:8080)
@@ -106,6 +120,10 @@ func run(args []string) int {
 		err = runBench(rest)
 	case "simulate":
 		err = runSimulate(rest)
+	case "export":
+		err = runExport(rest)
+	case "import":
+		err = runImport(rest)
 	default:
 		err = usageErrorf("unknown command %q", name)
 	}
