@@ -67,6 +67,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 			// A confirmed reopen brings the thread back into inboxes: its
 			// turn counts as new, so since cursors see it.
 			th.TurnSeq = seq
+			turnOpened(tx, th.AwaitingIdentity)
 		}
 		// A confirmed state change resumes a thread the guard paused
 		// (PARLEY.md §14 rule 3).

@@ -156,6 +156,7 @@ func escalateLocked(tx *gorm.DB, th *models.Thread, now time.Time) (bool, error)
 		return false, fmt.Errorf("insert escalate event: %w", err)
 	}
 	th.EscalatedAt, th.TurnSeq, th.ActivitySeq, th.UpdatedAt = &now, seq, seq, now
+	turnOpened(tx, th.AwaitingIdentity, audienceModerators)
 	return true, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +51,7 @@ func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
 		log.Warn("feed: no channel; waiting reads wake only on this process's writes", "err", err)
 		return
 	}
-	f.notify = make(chan int64, 1024)
+	f.notify = make(chan notice, 1024)
 	go f.notifier(ctx, channel, log)
 	go f.listen(ctx, url, channel, log)
 	go f.backstop(ctx)
@@ -58,29 +59,44 @@ func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
 
 func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) {
 	for {
-		var pos int64
+		var n notice
 		select {
 		case <-ctx.Done():
 			return
-		case pos = <-f.notify:
+		case n = <-f.notify:
 		}
+		audience := map[string]bool{}
+		add := func(n notice) {
+			for _, a := range n.audience {
+				audience[a] = true
+			}
+		}
+		add(n)
 	drain:
 		for {
 			select {
-			case p := <-f.notify:
-				pos = max(pos, p)
+			case more := <-f.notify:
+				n.pos = max(n.pos, more.pos)
+				add(more)
 			default:
 				break drain
 			}
 		}
+		payload := strconv.FormatInt(n.pos, 10)
+		for a := range audience {
+			payload += " " + a
+		}
+		if len(payload) > 7000 { // NOTIFY payloads stop at 8000 bytes
+			payload = strconv.FormatInt(n.pos, 10) + " " + audienceAnyone
+		}
 		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := f.db.WithContext(nctx).Exec("NOTIFY " + channel + ", '" + strconv.FormatInt(pos, 10) + "'").Error
+		err := f.db.WithContext(nctx).Exec("SELECT pg_notify(?, ?)", strings.Trim(channel, `"`), payload).Error
 		cancel()
 		if err != nil {
 			// The listeners' reconnection and backstop make up for it;
 			// this process's own waiters are told at once.
 			log.Warn("feed: notify failed", "err", err)
-			f.hub.advance(pos)
+			f.hub.advance(n.pos)
 		}
 	}
 }
@@ -118,8 +134,12 @@ func (f *Forum) listenOnce(ctx context.Context, url, channel string) error {
 		if err != nil {
 			return err
 		}
-		pos, _ := strconv.ParseInt(n.Payload, 10, 64)
-		f.hub.advance(pos)
+		fields := strings.Fields(n.Payload)
+		if len(fields) == 0 {
+			continue
+		}
+		pos, _ := strconv.ParseInt(fields[0], 10, 64)
+		f.hub.advance(pos, fields[1:]...)
 	}
 }
 

@@ -42,7 +42,7 @@ type Forum struct {
 	now          func() time.Time
 	hub          *hub // wakes this process's waiting reads (PARLEY.md §13)
 	queryTimeout time.Duration
-	notify       chan int64    // to the notifier, once StartFeed runs on PostgreSQL
+	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
 	digest       func() string // the manifest's, computed once
 }
 
@@ -197,6 +197,10 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 		if n == len(pos) {
 			return n, nil
 		}
+		if held, ok := ctx.Value(heldBackKey{}).(*bool); ok {
+			*held = true // the caller reads again soon; it does not wait here
+			return n, nil
+		}
 		select {
 		case <-ctx.Done():
 			return n, nil
@@ -275,3 +279,8 @@ func need(who Caller, r Right) error {
 	}
 	return nil
 }
+
+// heldBackKey marks a read that must not wait for the horizon (a stream,
+// which reads again shortly anyway): settle answers at once and sets the
+// *bool when it held rows back.
+type heldBackKey struct{}

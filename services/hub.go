@@ -2,8 +2,11 @@ package services
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // hub tells the waiting reads and streams of this process that the log
@@ -16,12 +19,22 @@ import (
 // the signal (see feed.go); on SQLite, which serves one process, writes
 // signal the hub directly.
 type hub struct {
-	mu   sync.Mutex
-	next chan struct{} // closed at the next advance
-	pos  int64         // the highest position announced
+	mu    sync.Mutex
+	next  chan struct{}            // closed at the next advance
+	turns map[string]chan struct{} // per identity: closed when a turn may have opened for it
+	mods  map[string]bool          // identities in turns that are humans or lock holders
+	pos   int64                    // the highest position announced
 }
 
-func newHub() *hub { return &hub{next: make(chan struct{})} }
+// The audiences an advance names besides identities.
+const (
+	audienceAnyone     = "*"           // a turn any identity may take, or unknown news
+	audienceModerators = "@moderators" // an escalation: humans and lock holders
+)
+
+func newHub() *hub {
+	return &hub{next: make(chan struct{}), turns: map[string]chan struct{}{}, mods: map[string]bool{}}
+}
 
 // wait returns a channel that is closed when the log next advances. Take
 // it before reading the database, then wait on it: an advance between the
@@ -32,28 +45,88 @@ func (h *hub) wait() <-chan struct{} {
 	return h.next
 }
 
-// advance wakes every waiter.
-func (h *hub) advance(pos int64) {
+// waitTurn is wait for an inbox: its channel is closed only when a turn
+// may have opened for who — addressed to its identity or to anyone, or an
+// escalation when who is a human or a lock holder. A thousand waiting
+// inboxes are not all woken by every post. (Waiters of one identity share
+// a channel: one closed for another extension's turn costs a re-read.)
+func (h *hub) waitTurn(who Caller) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.turns[who.Identity]
+	if !ok {
+		ch = make(chan struct{})
+		h.turns[who.Identity] = ch
+	}
+	if who.Human() || who.LockHolder() {
+		h.mods[who.Identity] = true
+	}
+	return ch
+}
+
+// advance wakes the waiters that an advance to pos concerns: every event
+// waiter and stream, and the inboxes of the audience (identities, anyone,
+// moderators); an empty audience is news for everyone.
+func (h *hub) advance(pos int64, audience ...string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pos = max(h.pos, pos)
 	close(h.next)
 	h.next = make(chan struct{})
+	wake := func(id string) {
+		if ch, ok := h.turns[id]; ok {
+			close(ch)
+			delete(h.turns, id)
+			delete(h.mods, id)
+		}
+	}
+	if len(audience) == 0 || slices.Contains(audience, audienceAnyone) {
+		for id := range h.turns {
+			wake(id)
+		}
+		return
+	}
+	for _, a := range audience {
+		if a == audienceModerators {
+			for id := range h.mods {
+				wake(id)
+			}
+			continue
+		}
+		wake(a)
+	}
 }
 
-// sink collects the log positions one action takes, so that the action can
-// announce the highest once it has committed.
-type sink struct{ max int64 }
+// sink collects what one action writes to the log — its highest position
+// and the identities for whom it opened a turn — so that the action can
+// announce it once it has committed.
+type sink struct {
+	max      int64
+	audience []string
+}
 
 type sinkKey struct{}
 
-// withSink gives ctx a sink that nextSeq fills.
+// withSink gives ctx a sink that nextSeq and turnOpened fill.
 func withSink(ctx context.Context) (context.Context, *sink) {
 	s := &sink{}
 	return context.WithValue(ctx, sinkKey{}, s), s
 }
 
 func (s *sink) add(pos int64) { s.max = max(s.max, pos) }
+
+// turnOpened notes, in the action's sink, whose inbox a new turn reaches:
+// the awaited identity ("*" for anyone), and humans and lock holders for an
+// escalation.
+func turnOpened(tx *gorm.DB, audience ...string) {
+	if s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink); ok {
+		for _, a := range audience {
+			if a != "" && !slices.Contains(s.audience, a) {
+				s.audience = append(s.audience, a)
+			}
+		}
+	}
+}
 
 // published announces an action's positions once its transaction has
 // committed: to this process's hub at once on SQLite; through the database
@@ -63,13 +136,28 @@ func (f *Forum) published(s *sink) {
 		return
 	}
 	if f.notify == nil {
-		f.hub.advance(s.max)
+		f.hub.advance(s.max, s.audienceOrNone()...)
 		return
 	}
 	select {
-	case f.notify <- s.max:
+	case f.notify <- notice{pos: s.max, audience: s.audienceOrNone()}:
 	default: // the notifier is behind: it will send a higher position anyway
 	}
+}
+
+// audienceOrNone is the sink's audience; a write that opened no turn wakes
+// no inbox, which "-" says (an empty audience would wake them all).
+func (s *sink) audienceOrNone() []string {
+	if len(s.audience) == 0 {
+		return []string{"-"}
+	}
+	return s.audience
+}
+
+// notice is one announcement for the notifier.
+type notice struct {
+	pos      int64
+	audience []string
 }
 
 // Changes tells a signed-in page that the forum changed (PARLEY.md §13:

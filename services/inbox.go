@@ -71,7 +71,7 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		return Inbox{}, err
 	}
 	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
-	err = f.waiting(ctx, wait, func(ctx context.Context) (bool, error) {
+	err = f.waiting(ctx, wait, func() <-chan struct{} { return f.hub.waitTurn(who) }, func(ctx context.Context) (bool, error) {
 		var err error
 		out, err = f.inboxPage(ctx, who, q.Extension, since, limit)
 		return len(out.Items) > 0, err

@@ -98,6 +98,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	settleRecord(&th, who.EventLabel())
 	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, seq, seq
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
+	turnOpened(tx, th.AwaitingIdentity)
 	th.ModelRun, th.ReplyBy = runAfter(th, who, change{}), msg.ReplyBy
 	if err := tx.Save(&th).Error; err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
@@ -182,7 +183,9 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if seq, err = f.recordClaims(tx, th, who, env, &msg, work, now, seq); err != nil {
 		return Posted{}, err
 	}
-	moveTurn(&th, msg, awaiting, seq)
+	if moveTurn(&th, msg, awaiting, seq) {
+		turnOpened(tx, th.AwaitingIdentity)
+	}
 	th.MessageCount++
 	th.ModelRun = runAfter(th, who, chg)
 	th.UpdatedAt, th.ActivitySeq = now, seq
@@ -219,10 +222,10 @@ func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now ti
 // A new turn takes the deadline of its message (an ask's reply_by, else
 // none) and has not escalated (PARLEY.md §14 rule 4); a carried turn keeps
 // both.
-func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
+func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) (moved bool) {
 	carries := carriesTurn(Kind(msg.Kind))
 	if carries && awaiting == (turn{th.AwaitingIdentity, th.AwaitingExtension}) {
-		return
+		return false
 	}
 	th.AwaitingIdentity, th.AwaitingExtension = awaiting.identity, awaiting.extension
 	th.TurnSeq = seq
@@ -230,6 +233,7 @@ func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) {
 		th.TurnMessageID = msg.ID
 		th.ReplyBy, th.EscalatedAt = msg.ReplyBy, nil
 	}
+	return true
 }
 
 // findParent resolves the parent: the root when absent, else a message that

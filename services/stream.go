@@ -30,17 +30,17 @@ const streamHeartbeat = 15 * time.Second
 // streamStale is how long a stream whose process died keeps counting.
 const streamStale = time.Minute
 
-// Stream sends the caller, in log order, every event after since and every
-// turn that opened for it after since (the inbox without an extension),
-// then whatever comes next, as it comes, until send fails or ctx ends. It
-// holds no database connection while it waits. At most streams_per_token
-// streams per token run at once, across every server process (else
-// rate_limited).
+// Stream sends the caller every event after since and every turn that
+// opened for it after since (the inbox without an extension), then
+// whatever comes next, as it comes, until send fails or ctx ends. It holds
+// no database connection while it waits. At most streams_per_token streams
+// per token run at once, across every server process (else rate_limited).
 //
-// Stream positions: an event and the turn a write opens share a log
-// position, so each item's cursor is the position times two, plus one for
-// an inbox item, which comes after the event of the same write. Resuming
-// from a cursor sends exactly what came after it.
+// The two feeds keep their own positions, and a stream cursor carries both
+// (see streamCursor), so each is read only when there is news for it: the
+// events whenever the log advances, at most every streamBatch; the inbox
+// only when a turn may have opened for the caller (the hub's targeted
+// wake-up) or at a heartbeat. Items of one read go out in log order.
 func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(StreamItem) error) error {
 	if err := need(who, RightRead); err != nil {
 		return err
@@ -56,10 +56,12 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 	defer f.db.Delete(&models.Stream{}, id)
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
+	readInbox := true
 	for {
-		signal := f.hub.wait()
-		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
-		items, next, err := f.streamPage(qctx, who, at)
+		news, turns := f.hub.wait(), f.hub.waitTurn(who)
+		held := false
+		qctx, cancel := context.WithTimeout(context.WithValue(ctx, heldBackKey{}, &held), f.queryTimeout)
+		items, next, err := f.streamPage(qctx, who, at, readInbox)
 		cancel()
 		if err != nil {
 			return err
@@ -69,22 +71,44 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 				return nil // the client went away
 			}
 		}
-		if next != at {
-			at = next
+		full := next != at
+		at = next
+		if full {
 			continue // there may be more
 		}
+		if held {
+			// Writes older than some it read are still running: read
+			// again after the batch, news or not.
+			time.Sleep(streamBatch)
+			continue
+		}
+		readInbox = false
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-signal:
+		case <-news:
+		case <-turns:
+			readInbox = true
 		case <-beat.C:
+			readInbox = true
 			if err := send(StreamItem{}); err != nil {
 				return nil
 			}
 			f.db.Model(&models.Stream{}).Where("id = ?", id).Update("seen_at", f.timestamp())
 		}
+		// Let a burst of writes come in: one read serves them all.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-turns:
+			readInbox = true
+		case <-time.After(streamBatch):
+		}
 	}
 }
+
+// streamBatch is the least time between two reads of a stream.
+const streamBatch = 250 * time.Millisecond
 
 // openStream counts the token's live streams under a lock on its token
 // row, and records a new one unless there are streams_per_token already.
@@ -114,53 +138,34 @@ func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
 	return s.ID, nil
 }
 
-// streamPage reads what comes after stream position at: events and inbox
-// turns, merged in stream order. When a page is full, only items up to its
-// last position are sent, so that the other kind is never skipped past.
-func (f *Forum) streamPage(ctx context.Context, who Caller, at int64) ([]StreamItem, int64, error) {
-	pos, inboxToo := at/2, at%2 == 0 // at = 2p: the inbox item of p is still to come
+// streamPage reads what comes after a stream cursor: the events, and the
+// inbox turns when readInbox, merged in log order. It answers the items and
+// the cursor after them (at itself when there was nothing).
+func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, readInbox bool) ([]StreamItem, streamCursor, error) {
 	limit := f.limits.PageMax
-	events, err := f.eventPage(ctx, 0, pos, limit)
+	events, err := f.eventPage(ctx, 0, at.events, limit)
 	if err != nil {
 		return nil, at, err
 	}
-	inboxSince := pos
-	if inboxToo {
-		inboxSince = pos - 1
-	}
-	box, boxPos, err := f.inboxPositions(ctx, who, inboxSince, limit)
-	if err != nil {
-		return nil, at, err
-	}
-	evPos := make([]int64, len(events.Events))
-	for i, e := range events.Events {
-		evPos[i] = e.position
-	}
-	upTo := int64(1<<62 - 1)
-	if len(evPos) == limit {
-		upTo = min(upTo, 2*evPos[len(evPos)-1])
-	}
-	if len(boxPos) == limit {
-		upTo = min(upTo, 2*boxPos[len(boxPos)-1]+1)
+	var box []InboxItem
+	var boxPos []int64
+	if readInbox {
+		if box, boxPos, err = f.inboxPositions(ctx, who, at.inbox, limit); err != nil {
+			return nil, at, err
+		}
 	}
 	var items []StreamItem
 	i, j := 0, 0
-	for i < len(evPos) || j < len(boxPos) {
-		var it StreamItem
-		var sp int64
-		if j >= len(boxPos) || i < len(evPos) && 2*evPos[i] < 2*boxPos[j]+1 {
-			sp, it = 2*evPos[i], StreamItem{Type: "parley.event", Data: events.Events[i]}
+	for i < len(events.Events) || j < len(boxPos) {
+		if j >= len(boxPos) || i < len(events.Events) && events.Events[i].position <= boxPos[j] {
+			at.events = events.Events[i].position
+			items = append(items, StreamItem{Type: "parley.event", Data: events.Events[i], Cursor: at.encode()})
 			i++
 		} else {
-			sp, it = 2*boxPos[j]+1, StreamItem{Type: "parley.inbox", Data: box[j]}
+			at.inbox = boxPos[j]
+			items = append(items, StreamItem{Type: "parley.inbox", Data: box[j], Cursor: at.encode()})
 			j++
 		}
-		if sp <= at || sp > upTo {
-			continue
-		}
-		it.Cursor = encodeStreamCursor(sp)
-		items = append(items, it)
-		at = sp
 	}
 	return items, at, nil
 }
@@ -178,27 +183,44 @@ func (f *Forum) inboxPositions(ctx context.Context, who Caller, since int64, lim
 	return page.Items, pos, nil
 }
 
-// Stream cursors are "s1." and the base64 of the stream position; a plain
-// log cursor ("c1.…", from inbox or get_events) is accepted too, as the
-// position after everything at its log position.
-const streamCursorPrefix = "s1."
+// streamCursor is where a stream stands in each of its feeds: the last
+// event and the last inbox turn sent. It travels as "s2." and the base64 of
+// "events.inbox"; a plain log cursor ("c1.…", from inbox or get_events) is
+// accepted too, as both feeds at its position.
+type streamCursor struct{ events, inbox int64 }
 
-func encodeStreamCursor(sp int64) string {
-	return streamCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(sp, 10)))
+const streamCursorPrefix = "s2."
+
+func (c streamCursor) encode() string {
+	return streamCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.events, 10)+"."+strconv.FormatInt(c.inbox, 10)))
 }
 
-func decodeStreamCursor(s string) (int64, error) {
+func decodeStreamCursor(s string) (streamCursor, error) {
 	if !strings.HasPrefix(s, streamCursorPrefix) {
 		pos, err := decodeCursor(s, "since")
-		if err != nil || s == "" {
-			return 2 * pos, err
-		}
-		return 2*pos + 1, nil
+		return streamCursor{pos, pos}, err
 	}
+	bad := Refuse(InvalidBody, "since is not a cursor this server issued; pass back the last event id unchanged").On("since")
 	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, streamCursorPrefix))
-	sp, perr := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || perr != nil || sp < 0 {
-		return 0, Refuse(InvalidBody, "since is not a cursor this server issued; pass back the last event id unchanged").On("since")
+	ev, box, ok := strings.Cut(string(raw), ".")
+	if err != nil || !ok {
+		return streamCursor{}, bad
 	}
-	return sp, nil
+	e, err1 := strconv.ParseInt(ev, 10, 64)
+	b, err2 := strconv.ParseInt(box, 10, 64)
+	if err1 != nil || err2 != nil || e < 0 || b < 0 {
+		return streamCursor{}, bad
+	}
+	return streamCursor{e, b}, nil
+}
+
+// CurrentCursor is a cursor at the log's current end: a client that passes
+// it as since hears only what comes next. (The benchmark's listeners start
+// there, as clients resuming a stream would.)
+func (f *Forum) CurrentCursor(ctx context.Context) (string, error) {
+	pos, err := lastPosition(f.db.WithContext(ctx))
+	if err != nil {
+		return "", err
+	}
+	return encodeCursor(pos), nil
 }

@@ -25,14 +25,15 @@ func (f *Forum) parseWait(s string) (time.Duration, error) {
 
 // waiting runs read — one query of the database with the caller's cursor,
 // reporting whether it found anything — and, while it finds nothing, waits
-// for the log to advance and reads again, until wait has passed or the
+// for news that may concern it (news gives the hub's channel for that) and
+// reads again, until wait has passed or the
 // caller is gone. Between reads it holds no database connection: it waits
 // on the hub only. Each read is bounded by the query timeout, so a frozen
 // database still answers unavailable in time.
-func (f *Forum) waiting(ctx context.Context, wait time.Duration, read func(context.Context) (bool, error)) error {
+func (f *Forum) waiting(ctx context.Context, wait time.Duration, news func() <-chan struct{}, read func(context.Context) (bool, error)) error {
 	give := time.Now().Add(wait)
 	for {
-		signal := f.hub.wait() // before the read: an advance during it is not missed
+		signal := news() // before the read: an advance during it is not missed
 		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
 		found, err := read(qctx)
 		cancel()

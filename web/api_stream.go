@@ -63,6 +63,10 @@ func (s *server) stream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("X-Accel-Buffering", "no")
+	// The writer runs after the handler returns, when the request's
+	// context may already be recycled: take the connection and the
+	// server's shutdown signal now.
+	conn, shutdown := fctx.Conn(), fctx.Done()
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer cancel()
 		w.WriteString(": parley stream\n\n")
@@ -73,11 +77,11 @@ func (s *server) stream(c *fiber.Ctx) error {
 				if !ok {
 					return
 				}
-				fctx.Conn().SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+				conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 				if err := writeSSE(w, it); err != nil {
 					return
 				}
-			case <-fctx.Done(): // the server shuts down
+			case <-shutdown: // the server shuts down
 				return
 			}
 		}

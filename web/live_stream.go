@@ -31,6 +31,10 @@ func (s *server) liveStream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set("X-Accel-Buffering", "no")
+	// The writer runs after the handler returns, when the request's
+	// context may already be recycled: take the connection and the
+	// server's shutdown signal now.
+	conn, shutdown := fctx.Conn(), fctx.Done()
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer cancel()
 		w.WriteString(": parley live\n\n")
@@ -43,7 +47,7 @@ func (s *server) liveStream(c *fiber.Ctx) error {
 				if !ok {
 					return
 				}
-				fctx.Conn().SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+				conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 				if pos == 0 {
 					w.WriteString(": heartbeat\n\n")
 				} else {
@@ -52,7 +56,7 @@ func (s *server) liveStream(c *fiber.Ctx) error {
 				if w.Flush() != nil {
 					return
 				}
-			case <-fctx.Done():
+			case <-shutdown:
 				return
 			}
 		}

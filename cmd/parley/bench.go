@@ -38,6 +38,9 @@ func runBench(args []string) error {
 	overMCP := fs.Bool("mcp", false, "call the MCP tools at /mcp instead of the HTTP API")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	pid := fs.Int("server-pid", 0, "the server's `pid`, to report its peak resident memory")
+	waiters := fs.Int("waiters", 0, "hold this many waiting inbox calls open during the run (the feed's load)")
+	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
+	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
 	var cfg config
 	cfg.dbFlag(fs)
@@ -62,6 +65,19 @@ func runBench(args []string) error {
 	}
 	client := newBenchClient(*base, *overMCP)
 	var results []benchResult
+	if *waiters > 0 || *streams > 0 {
+		before := serverGoroutines(*pprofAddr)
+		lctx, stop := context.WithCancel(ctx)
+		held, err := listeners(lctx, forum, *base, *waiters, *streams)
+		if err != nil {
+			stop()
+			return err
+		}
+		defer func() { stop(); held.Wait() }()
+		time.Sleep(2 * time.Second) // all of them waiting
+		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
+			*waiters, *streams, before, serverGoroutines(*pprofAddr))
+	}
 	for _, op := range strings.Split(*ops, ",") {
 		if op == "posts" && *withPgbench {
 			limit, err := runPgbench(cfg.db, stage, *agents, *duration)
