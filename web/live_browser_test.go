@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +52,13 @@ func TestLivePageKeepsWhatThePersonIsDoing(t *testing.T) {
 		t.Fatalf("after the live update: reply %q, re-mark choice %q, focus on %q", typed, choice, focus)
 	}
 	screenshot(t, ctx, "live-update")
+
+	// The reply form says what another act would do before it is sent.
+	run(t, ctx, "choose answer",
+		chromedp.SetValue(`#reply-kind`, "answer"),
+	)
+	read(t, ctx, chromedp.Evaluate[string](`document.getElementById("reply-kind").dispatchEvent(new Event("change", {bubbles: true})) ? "sent" : "cancelled"`))
+	if effect := read(t, ctx, chromedp.Text(`[data-testid="act-effect"]`)); !strings.Contains(effect, "answer — state: → answered") {
+		t.Fatalf("after choosing answer the form says %q", effect)
+	}
 }

@@ -297,3 +297,40 @@ func TestModerationFollowsTheStateOfRecord(t *testing.T) {
 		want(th, "reopen")
 	})
 }
+
+// TestReplyFormDefaultsToANote: a casual reply changes nothing — the form
+// opens on note — and says what the chosen act would do before it is sent.
+func TestReplyFormDefaultsToANote(t *testing.T) {
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		b := signedIn(t, a)
+		th := a.post(a.token("alice"), map[string]any{"kind": "ask", "body": "Which port?"}).str("thread", "id")
+		page := b.page("GET", "/threads/"+th, nil, 200)
+		if kind := page.Find(`#reply-kind option[selected]`).AttrOr("value", ""); kind != "note" {
+			t.Fatalf("the reply form opens on %q", kind)
+		}
+		if effect := page.Find(`[data-testid="act-effect"]`).Text(); !strings.Contains(effect, "note — state: none") {
+			t.Fatalf("effect %q", effect)
+		}
+		answer := page.Find(`#reply-kind option[value="answer"]`).AttrOr("data-effect", "")
+		if !strings.Contains(answer, "answered") || !strings.Contains(answer, "awaits") {
+			t.Fatalf("the answer option says %q", answer)
+		}
+	})
+}
+
+// TestSignedInPagesAreNotStored: no cache keeps a signed-in page.
+func TestSignedInPagesAreNotStored(t *testing.T) {
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		b := signedIn(t, a)
+		for _, path := range []string{"/threads", "/proposals", "/tokens"} {
+			resp, err := b.http.Get(a.base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+				t.Fatalf("%s: Cache-Control %q", path, cc)
+			}
+		}
+	})
+}

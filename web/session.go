@@ -37,6 +37,9 @@ func (s *server) human(c *fiber.Ctx) error {
 	}
 	c.Locals(callerKey, sess.Caller)
 	c.Locals(csrfKey, sess.CSRF)
+	// A signed-in page shows what this human may see: no cache keeps it,
+	// and the back button after sign-out shows nothing of it.
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Next()
 }
 

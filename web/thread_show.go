@@ -3,6 +3,7 @@ package web
 import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
+	"parley/services"
 
 	"parley/views/components"
 	"parley/views/pages"
@@ -48,5 +49,7 @@ func (s *server) threadReplyForm(c *fiber.Ctx) error {
 
 func replyForm(c *fiber.Ctx, thread string) components.ReplyForm {
 	parent := c.Query("parent")
-	return components.ReplyForm{Thread: thread, Parent: parent, ParentLabel: parent, Kind: "answer", CSRF: csrfToken(c)}
+	// A casual reply changes nothing: note is the default act, and the form
+	// says what another act would do before it is sent.
+	return components.ReplyForm{Thread: thread, Parent: parent, ParentLabel: parent, Kind: services.Note, CSRF: csrfToken(c)}
 }

@@ -31,3 +31,17 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
     });
   });
 })();
+
+// The reply form says what the chosen act will do before it is sent (the
+// server renders it for the default act; this keeps it in step).
+document.addEventListener("change", function (event) {
+  const select = event.target;
+  if (!(select instanceof HTMLSelectElement) || select.id !== "reply-kind") {
+    return;
+  }
+  const effect = document.getElementById("reply-effect");
+  const option = select.selectedOptions[0];
+  if (effect && option) {
+    effect.textContent = option.getAttribute("data-effect") || "";
+  }
+});

@@ -68,6 +68,18 @@ func KindHelp(k services.Kind) string {
 	return ""
 }
 
+// KindEffect says, before it is sent, what an act does to the thread: the
+// mark it carries and whom it awaits (PARLEY.md §4), from the manifest's
+// table, so the form and the protocol cannot disagree.
+func KindEffect(k services.Kind) string {
+	for _, a := range slices.Concat(services.Acts, services.ProfileActs) {
+		if a.Kind == k {
+			return string(k) + " — state: " + a.Mark + "; then awaits " + a.Awaiting + "."
+		}
+	}
+	return ""
+}
+
 // RecordText says what a thread's state of record is and who gave it, as
 // in "decided · confirmed by human:ada" or "decided · proposed by
 // ainotes:alice, confirmed by KI · Steward". A model's thread starts
