@@ -19,11 +19,8 @@ import (
 const (
 	// SessionLifetime is how long a sign-in lasts.
 	SessionLifetime = 14 * 24 * time.Hour
-	// signInFailuresAllowed is how many failed sign-ins a name, or a client
-	// address, may have per signInWindow before it must wait.
-	signInFailuresAllowed = 5
-	signInWindow          = 15 * time.Minute
-	setupLifetime         = 24 * time.Hour
+	signInWindow    = 15 * time.Minute
+	setupLifetime   = 24 * time.Hour
 )
 
 // Session is a signed-in human: the cookie's secret (shown once, stored
@@ -43,9 +40,9 @@ func humanCaller(name string) Caller {
 // attempts are counted per name and per client address; past the limit the
 // answer is rate_limited, even for the right password, until the window ends.
 func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Session, error) {
-	keys := []string{"name:" + name, "client:" + client}
-	for _, key := range keys {
-		if err := f.signInAllowed(ctx, key); err != nil {
+	keys := signInKeys(name, client)
+	for _, k := range keys {
+		if err := f.signInAllowed(ctx, k.key, k.allowed); err != nil {
 			return Session{}, err
 		}
 	}
@@ -59,8 +56,8 @@ func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Sess
 		hash = dummyHash // spend the same time on an unknown name
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || user.ID == 0 {
-		for _, key := range keys {
-			if err := f.countSignInFailure(ctx, key); err != nil {
+		for _, k := range keys {
+			if err := f.countSignInFailure(ctx, k.key); err != nil {
 				return Session{}, err
 			}
 		}
@@ -71,7 +68,28 @@ func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Sess
 
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("parley: no such user"), bcrypt.DefaultCost)
 
-func (f *Forum) signInAllowed(ctx context.Context, key string) error {
+// signInKey is one counter of failed sign-ins and how many failures it
+// allows per signInWindow.
+type signInKey struct {
+	key     string
+	allowed int
+}
+
+// signInKeys are the counters a sign-in is checked against. The tight one
+// is per account and client: guessing ada's password from one place stops
+// after 5 tries, while ada, signing in from the same place after someone
+// mistyped another name, is not locked out. Looser ones bound a client
+// trying many accounts (50) and an account tried from many clients (100),
+// without letting anyone lock an account out with a handful of tries.
+func signInKeys(name, client string) []signInKey {
+	return []signInKey{
+		{"account:" + name + "|client:" + client, 5},
+		{"client:" + client, 50},
+		{"name:" + name, 100},
+	}
+}
+
+func (f *Forum) signInAllowed(ctx context.Context, key string, allowed int) error {
 	window := f.now().UTC().Truncate(signInWindow)
 	var n int
 	err := f.db.WithContext(ctx).Raw("SELECT COALESCE(SUM(count), 0) FROM sign_in_failures WHERE key = ? AND window_start = ?",
@@ -79,7 +97,7 @@ func (f *Forum) signInAllowed(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("sign in: %w", err)
 	}
-	if n >= signInFailuresAllowed {
+	if n >= allowed {
 		retry := int(window.Add(signInWindow).Sub(f.now().UTC()).Seconds() + 0.999)
 		r := Refuse(RateLimited, "too many failed sign-ins; try again in %d minutes", (retry+59)/60)
 		r.RetryAfter = retry

@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,17 +42,37 @@ func TestSignInSessionsAndThrottle(t *testing.T) {
 		_, err = w.forum.SessionCaller(w.ctx, s.Token)
 		expectRefusal(t, err, services.TokenInvalid)
 
+		// Five wrong passwords for ada from one client stop ada there...
 		for range 5 {
 			_, err := w.forum.SignIn(w.ctx, "ada", "wrong password", "10.0.0.2")
 			expectRefusal(t, err, services.TokenInvalid, "password")
 		}
-		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.3")
+		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.2")
 		r := expectRefusal(t, err, services.RateLimited)
 		if r.RetryAfter <= 0 {
 			t.Fatalf("throttle without retry_after: %+v", r)
 		}
+		// ...not from another client, and not another account there.
+		if _, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.3"); err != nil {
+			t.Fatalf("ada from another client: %v", err)
+		}
 		_, err = w.forum.SignIn(w.ctx, "nobody", "whatever1", "10.0.0.2")
-		expectRefusal(t, err, services.RateLimited) // the client address is throttled too
+		expectRefusal(t, err, services.TokenInvalid, "password")
+
+		// Five wrong tries for a name that does not exist do not lock ada
+		// out of the same client (issue seen: they did).
+		for range 5 {
+			w.forum.SignIn(w.ctx, "adaa", "typo", "10.0.0.4")
+		}
+		if _, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.4"); err != nil {
+			t.Fatalf("ada after another name's failures from her client: %v", err)
+		}
+		// A client trying many accounts is stopped after 50 failures.
+		for i := range 50 {
+			w.forum.SignIn(w.ctx, fmt.Sprintf("user%d", i), "guess", "10.0.0.5")
+		}
+		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.5")
+		expectRefusal(t, err, services.RateLimited)
 	})
 }
 
