@@ -184,10 +184,12 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 	}
 	wait := time.Millisecond
 	for {
-		var horizon int64
-		err := f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx).Scan(&horizon).Error
-		if err != nil {
-			return 0, fmt.Errorf("log horizon: %w", err)
+		horizon, fixed := ctx.Value(fixedHorizonKey{}).(int64)
+		if !fixed {
+			var err error
+			if horizon, err = f.horizon(ctx); err != nil {
+				return 0, err
+			}
 		}
 		pos, err := read()
 		if err != nil {
@@ -284,3 +286,16 @@ func need(who Caller, r Right) error {
 // which reads again shortly anyway): settle answers at once and sets the
 // *bool when it held rows back.
 type heldBackKey struct{}
+
+// fixedHorizonKey gives several reads one horizon (a stream reads two
+// feeds and cuts both at the same position).
+type fixedHorizonKey struct{}
+
+// horizon is the position below which the log is final (see settle).
+func (f *Forum) horizon(ctx context.Context) (int64, error) {
+	var h int64
+	if err := f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx).Scan(&h).Error; err != nil {
+		return 0, fmt.Errorf("log horizon: %w", err)
+	}
+	return h, nil
+}
