@@ -12,10 +12,6 @@ import (
 	"parley/services"
 )
 
-// streamWriteTimeout bounds writing one item of a stream; the stream as a
-// whole has no write deadline (fasthttp's applies to whole answers).
-const streamWriteTimeout = 10 * time.Second
-
 // stream answers GET /api/v1/stream (PARLEY.md §13) with Server-Sent
 // Events: "parley.event" and "parley.inbox", each with its cursor as id,
 // and a comment line as heartbeat. It resumes after Last-Event-ID, else
@@ -25,7 +21,7 @@ func (s *server) stream(c *fiber.Ctx) error {
 	if since == "" {
 		since = c.Query("since")
 	}
-	who, fctx := caller(c), c.Context()
+	who := caller(c)
 	// The stream is admitted before the answer starts, so that a refusal
 	// (too many streams, a bad cursor) is an ordinary refusal.
 	first := make(chan error, 1)
@@ -60,44 +56,15 @@ func (s *server) stream(c *fiber.Ctx) error {
 		}
 	case <-time.After(200 * time.Millisecond):
 	}
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("X-Accel-Buffering", "no")
-	// The writer runs after the handler returns, when the request's
-	// context may already be recycled: take the connection and the
-	// server's shutdown signal now.
-	conn, shutdown := fctx.Conn(), fctx.Done()
-	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer cancel()
-		w.WriteString(": parley stream\n\n")
-		w.Flush()
-		for {
-			select {
-			case it, ok := <-items:
-				if !ok {
-					return
-				}
-				conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-				if err := writeSSE(w, it); err != nil {
-					return
-				}
-			case <-shutdown: // the server shuts down
-				return
-			}
-		}
-	})
+	serveSSE(c, "parley stream", items, cancel, writeSSE)
 	return nil
 }
 
-func writeSSE(w *bufio.Writer, it services.StreamItem) error {
+func writeSSE(w *bufio.Writer, it services.StreamItem) {
 	if it.Type == "" {
 		w.WriteString(": heartbeat\n\n")
-		return w.Flush()
+		return
 	}
-	data, err := json.Marshal(it.Data)
-	if err != nil {
-		return err
-	}
+	data, _ := json.Marshal(it.Data) // shapes of services, which always encode
 	fmt.Fprintf(w, "event: %s\nid: %s\ndata: %s\n\n", it.Type, it.Cursor, data)
-	return w.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -14,7 +13,7 @@ import (
 // live regions ask for themselves again (htmx's sse extension), and a
 // comment line as heartbeat. It carries no data of the forum.
 func (s *server) liveStream(c *fiber.Ctx) error {
-	who, fctx := caller(c), c.Context()
+	who := caller(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	changes := make(chan int64)
 	go func() {
@@ -28,38 +27,12 @@ func (s *server) liveStream(c *fiber.Ctx) error {
 			}
 		})
 	}()
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set("X-Accel-Buffering", "no")
-	// The writer runs after the handler returns, when the request's
-	// context may already be recycled: take the connection and the
-	// server's shutdown signal now.
-	conn, shutdown := fctx.Conn(), fctx.Done()
-	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer cancel()
-		w.WriteString(": parley live\n\n")
-		if w.Flush() != nil {
+	serveSSE(c, "parley live", changes, cancel, func(w *bufio.Writer, pos int64) {
+		if pos == 0 {
+			w.WriteString(": heartbeat\n\n")
 			return
 		}
-		for {
-			select {
-			case pos, ok := <-changes:
-				if !ok {
-					return
-				}
-				conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-				if pos == 0 {
-					w.WriteString(": heartbeat\n\n")
-				} else {
-					fmt.Fprintf(w, "event: changed\ndata: %d\n\n", pos)
-				}
-				if w.Flush() != nil {
-					return
-				}
-			case <-shutdown:
-				return
-			}
-		}
+		fmt.Fprintf(w, "event: changed\ndata: %d\n\n", pos)
 	})
 	return nil
 }

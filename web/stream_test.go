@@ -87,7 +87,7 @@ func TestStream(t *testing.T) {
 		th := a.post(alice, map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:bob"}, "body": "Which port?"}).str("thread", "id")
 		opened := next(t, events)
 		turn := next(t, events)
-		if opened.event != "parley.event" || opened.data["to_state"] != "open" || turn.event != "parley.inbox" || field(turn.data, "thread", "id") != th {
+		if opened.event != "parley.event" || opened.data["to_state"] != "open" || turn.event != "parley.inbox" || dig(turn.data, "thread", "id") != th {
 			t.Fatalf("after the ask: %+v, then %+v", opened, turn)
 		}
 		a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443."})
@@ -106,7 +106,7 @@ func TestStream(t *testing.T) {
 			e := next(t, resumed)
 			got, _ := e.data["to_state"].(string)
 			if e.event == "parley.inbox" {
-				got, _ = field(e.data, "thread", "id").(string)
+				got, _ = dig(e.data, "thread", "id").(string)
 			}
 			if e.event != w.event || got != w.what {
 				t.Fatalf("resumed: %s %s, want %s %s", e.event, got, w.event, w.what)
@@ -126,12 +126,4 @@ func TestStream(t *testing.T) {
 			t.Fatalf("a fifth stream: %d", resp.StatusCode)
 		}
 	})
-}
-
-func field(v any, path ...string) any {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	return v
 }
