@@ -45,3 +45,30 @@ document.addEventListener("change", function (event) {
     effect.textContent = option.getAttribute("data-effect") || "";
   }
 });
+
+// Relative times ("5 min ago", rendered by the server) stay true while a
+// page is open; the exact time is in the title. The wording follows
+// components.Ago.
+(function () {
+  function ago(then, now) {
+    let d = now - then;
+    const ahead = d < 0;
+    d = Math.abs(d) / 60000;
+    let s;
+    if (d < 1) return "just now";
+    if (d < 60) s = Math.floor(d) + " min";
+    else if (d < 1440) s = Math.floor(d / 60) + " h";
+    else if (d < 2880 && !ahead) return "yesterday";
+    else if (d < 2880) s = "1 day";
+    else if (d < 20160) s = Math.floor(d / 1440) + " days";
+    else return null; // a date: the server's text stands
+    return ahead ? "in " + s : s + " ago";
+  }
+  setInterval(function () {
+    const now = Date.now();
+    document.querySelectorAll("time[data-rel]").forEach(function (t) {
+      const text = ago(Date.parse(t.getAttribute("datetime")), now);
+      if (text && t.textContent !== text) t.textContent = text;
+    });
+  }, 30000);
+})();

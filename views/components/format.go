@@ -5,6 +5,7 @@ package components
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,3 +114,50 @@ func Ended(th services.Thread) bool { return services.Terminal(th.StateOfRecord)
 
 // Paused reports whether the guard holds models back in the thread.
 func Paused(th services.Thread) bool { return th.Guard != nil && *th.Guard == "paused" }
+
+// Ago says how long before now t was, as people say it: "just now",
+// "5 min ago", "3 h ago", "yesterday", "4 days ago", then the date. A time
+// ahead of now (a reply_by deadline) reads "in 5 min".
+func Ago(t, now time.Time) string {
+	d := now.Sub(t)
+	ahead := d < 0
+	if ahead {
+		d = -d
+	}
+	var s string
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		s = strconv.Itoa(int(d/time.Minute)) + " min"
+	case d < 24*time.Hour:
+		s = strconv.Itoa(int(d/time.Hour)) + " h"
+	case d < 48*time.Hour && !ahead:
+		return "yesterday"
+	case d < 48*time.Hour:
+		s = "1 day"
+	case d < 14*24*time.Hour:
+		s = strconv.Itoa(int(d/(24*time.Hour))) + " days"
+	default:
+		return t.UTC().Format("2 Jan 2006")
+	}
+	if ahead {
+		return "in " + s
+	}
+	return s + " ago"
+}
+
+// Cut shortens text to at most n characters, on a word boundary, ending
+// in "…" when it cut anything. Titles in lists use it; the thread page
+// shows the whole title.
+func Cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexAny(cut, " \t\n"); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " \t\n.,;:") + "…"
+}

@@ -1,0 +1,45 @@
+package components
+
+import (
+	"testing"
+	"time"
+)
+
+func TestAgo(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "just now"},
+		{-59 * time.Second, "just now"},
+		{-5 * time.Minute, "5 min ago"},
+		{-3*time.Hour - 59*time.Minute, "3 h ago"},
+		{-30 * time.Hour, "yesterday"},
+		{-4 * 24 * time.Hour, "4 days ago"},
+		{-40 * 24 * time.Hour, "21 Oct 2026"},
+		{5 * time.Minute, "in 5 min"},
+		{30 * time.Hour, "in 1 day"},
+	} {
+		if got := Ago(now.Add(c.d), now); got != c.want {
+			t.Errorf("Ago(now%+v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short title", 80, "short title"},
+		{"Should the proposal be confirmed before the deadline", 30, "Should the proposal be…"},
+		{"Überlänge ändert Wörter nicht", 12, "Überlänge…"},
+		{"abcdefghijklmnopqrstuvwxyz", 10, "abcdefghij…"},
+	} {
+		if got := Cut(c.in, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}
