@@ -3,71 +3,125 @@ package web
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
+	"net/url"
 
 	"github.com/gofiber/fiber/v2"
 
 	"parley/services"
 	"parley/views/components"
+	"parley/views/pages"
 )
 
 // A moderation action is one service call on a thread's state (or, to
 // resume a thread the guard paused, a human's note), made by a human from
-// the thread page or the proposals page.
-type moderation func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error)
+// the thread page or the proposals page. says words its outcome from the
+// form's fields, so that the redirect of a browser without JavaScript can
+// carry the action instead of the text.
+type moderation struct {
+	do   func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error)
+	says func(f modForm) string
+}
+
+// modForm is what a moderation form sends besides the CSRF token.
+type modForm struct {
+	State    string // the state to confirm, re-mark or keep
+	Proposal string // withdraw: the proposal turned down
+}
 
 var moderations = map[string]moderation{
-	"confirm": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
-		state := c.FormValue("state")
-		body, _ := json.Marshal(map[string]string{"state": state})
-		out, err := s.forum.Confirm(c.UserContext(), caller(c), thread, body)
-		return out.Thread, "Confirmed " + state + ".", err
+	"confirm": {
+		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
+			body, _ := json.Marshal(map[string]string{"state": f.State})
+			out, err := s.forum.Confirm(c.UserContext(), caller(c), thread, body)
+			return out.Thread, err
+		},
+		says: func(f modForm) string { return "Confirmed " + f.State + "." },
 	},
-	"remark": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
-		state := c.FormValue("state")
-		return s.mark(c, thread, "mark", state, fmt.Sprintf("Re-marked as %s.", state))
+	"remark": {
+		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
+			return s.mark(c, thread, "mark", f.State, "Re-marked as "+f.State+".")
+		},
+		says: func(f modForm) string { return "Re-marked as " + f.State + "." },
 	},
-	"withdraw": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
+	"withdraw": {
 		// A mark naming the state of record withdraws the pending proposal
 		// (PARLEY.md §5.2 rule 3).
-		state := c.FormValue("state")
-		return s.mark(c, thread, "mark", state, fmt.Sprintf("Turned down the proposal %s: the thread stays %s.", c.FormValue("proposal"), state))
+		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
+			return s.mark(c, thread, "mark", f.State, withdrawText(f))
+		},
+		says: withdrawText,
 	},
-	"close": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
-		return s.mark(c, thread, "mark", "closed", "Closed and locked.")
+	"close": {
+		do: func(s *server, c *fiber.Ctx, thread string, _ modForm) (services.Thread, error) {
+			return s.mark(c, thread, "mark", "closed", "Closed and locked.")
+		},
+		says: func(modForm) string { return "Closed and locked." },
 	},
-	"reopen": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
-		return s.mark(c, thread, "reopen", "", "Reopened.")
+	"reopen": {
+		do: func(s *server, c *fiber.Ctx, thread string, _ modForm) (services.Thread, error) {
+			return s.mark(c, thread, "reopen", "", "Reopened.")
+		},
+		says: func(modForm) string { return "Reopened." },
 	},
-	"resume": func(s *server, c *fiber.Ctx, thread string) (services.Thread, string, error) {
+	"resume": {
 		// Any message of a human resumes a thread the guard paused
 		// (PARLEY.md §14 rule 3); a note carries the turn forward, so the
 		// models pick up where they stopped.
-		return s.mark(c, thread, "note", "", "Resumed by a human: carry on, and bring it to a decision.")
+		do: func(s *server, c *fiber.Ctx, thread string, _ modForm) (services.Thread, error) {
+			return s.mark(c, thread, "note", "", resumeText)
+		},
+		says: func(modForm) string { return resumeText },
 	},
 }
 
-func (s *server) mark(c *fiber.Ctx, thread, kind, state, body string) (services.Thread, string, error) {
+const resumeText = "Resumed by a human: carry on, and bring it to a decision."
+
+func withdrawText(f modForm) string {
+	return "Turned down the proposal " + f.Proposal + ": the thread stays " + f.State + "."
+}
+
+// readModForm reads the form's fields; from a redirect's query (the
+// outcome shown after it) only valid states are taken, so that no text
+// chosen by a link reaches the page.
+func readModForm(get func(key string, def ...string) string, strict bool) modForm {
+	f := modForm{State: get("state"), Proposal: get("proposal")}
+	if strict {
+		if !services.ValidState(services.State(f.State)) {
+			f.State = ""
+		}
+		if !services.ValidState(services.State(f.Proposal)) {
+			f.Proposal = ""
+		}
+	}
+	return f
+}
+
+func (s *server) mark(c *fiber.Ctx, thread, kind, state, body string) (services.Thread, error) {
 	env := map[string]any{"kind": kind, "thread": thread, "body": body}
 	if state != "" {
 		env["state"] = state
 	}
 	raw, _ := json.Marshal(env)
 	out, err := s.forum.Post(c.UserContext(), caller(c), raw)
-	return out.Thread, body, err
+	return out.Thread, err
 }
 
-// moderate answers a moderation form. On the proposals page the answer
-// replaces the proposal's row; on the thread page it is a short outcome, and
-// the live region refreshes itself. A refusal is shown in place.
+// moderate answers a moderation form where the person acted (issue 15,
+// item 4). With htmx, on the proposals page the answer replaces the card
+// with a one-line outcome; on the thread page it replaces the moderation
+// section with the outcome on top, and the live region refreshes itself
+// around it. Without JavaScript it redirects back to the acted-on item's
+// anchor, where the outcome shows.
 func (s *server) moderate(fromProposals bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		act, ok := moderations[c.Params("action")]
+		name := c.Params("action")
+		act, ok := moderations[name]
 		if !ok {
 			return fiber.ErrNotFound
 		}
 		thread := c.Params("thread")
-		th, done, err := act(s, c, thread)
+		form := readModForm(c.FormValue, false)
+		th, err := act.do(s, c, thread, form)
 		var r *services.Refusal
 		if err != nil && !errors.As(err, &r) {
 			return err
@@ -76,23 +130,79 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 			if r != nil {
 				return r
 			}
-			back := "/threads/" + thread
-			if fromProposals {
-				back = "/proposals"
-			}
-			return c.Redirect(back, fiber.StatusSeeOther)
+			return c.Redirect(outcomeURL(fromProposals, thread, name, form), fiber.StatusSeeOther)
 		}
+		// The navigation's count of proposals refreshes at once; the
+		// thread page's live region too.
+		c.Set("HX-Trigger", changedEvent)
 		switch {
 		case r != nil && fromProposals:
-			// Keep the row; show the reason in its result area.
+			// Keep the card; show the reason in its result area.
 			c.Set("HX-Retarget", "#result-"+thread)
 			return render(c, fiber.StatusOK, components.Outcome("result-"+thread, "", r))
-		case r != nil:
-			return render(c, fiber.StatusOK, components.Outcome("moderation-result", "", r))
 		case fromProposals:
-			return render(c, fiber.StatusOK, components.ProposalRow(th, done, csrfToken(c)))
+			return render(c, fiber.StatusOK, components.SettledProposal(th, act.says(form)))
 		}
-		c.Set("HX-Trigger", changedEvent)
-		return render(c, fiber.StatusOK, components.Outcome("moderation-result", done, nil))
+		if r != nil {
+			// A refusal changed nothing: the section keeps its buttons and
+			// says why on its first line.
+			c.Set("HX-Retarget", "#"+components.OutcomeSlotID(thread))
+			c.Set("HX-Reswap", "outerHTML")
+			return render(c, fiber.StatusOK, components.ModerationOutcome(thread, "", r))
+		}
+		// Whatever element a form named (the guard notice's resume names
+		// the aside), the answer replaces the moderation section.
+		c.Set("HX-Retarget", "#"+components.SectionID(thread))
+		c.Set("HX-Reswap", "outerHTML")
+		m := components.Moderation{Thread: th, Base: "/threads/" + thread, CSRF: csrfToken(c), Done: act.says(form)}
+		return render(c, fiber.StatusOK, components.ModerationView(m))
 	}
+}
+
+// outcomeURL is where a browser without JavaScript returns after an
+// action: the acted-on item's anchor, with the action named in the query
+// so the page can say what was done there.
+func outcomeURL(fromProposals bool, thread, action string, f modForm) string {
+	q := url.Values{"done": {action}}
+	if f.State != "" {
+		q.Set("state", f.State)
+	}
+	if f.Proposal != "" {
+		q.Set("proposal", f.Proposal)
+	}
+	if fromProposals {
+		q.Set("thread", thread)
+		return "/proposals?" + q.Encode() + "#" + components.ProposalID(thread)
+	}
+	return "/threads/" + url.PathEscape(thread) + "?" + q.Encode() + "#" + components.SectionID(thread)
+}
+
+// outcomeOf reads the outcome a redirect carried (see outcomeURL), or "".
+func outcomeOf(c *fiber.Ctx) string {
+	act, ok := moderations[c.Query("done")]
+	if !ok {
+		return ""
+	}
+	return act.says(readModForm(c.Query, true))
+}
+
+// threadOutcome lets the thread page show the outcome a redirect carried
+// in its moderation section (components.OutcomeFrom). It runs before the
+// thread page's own handler and changes nothing else.
+func (s *server) threadOutcome(c *fiber.Ctx) error {
+	id, ok := services.ParseThreadRef(c.Params("thread"))
+	if done := outcomeOf(c); done != "" && ok {
+		c.SetUserContext(components.WithOutcome(c.UserContext(), services.ThreadKey(id), done))
+	}
+	return c.Next()
+}
+
+// settledOf is the proposals page's outcome line after a redirect.
+func settledOf(c *fiber.Ctx) pages.Settled {
+	done := outcomeOf(c)
+	id, ok := services.ParseThreadRef(c.Query("thread"))
+	if !ok || done == "" {
+		return pages.Settled{}
+	}
+	return pages.Settled{Thread: services.ThreadKey(id), Done: done}
 }

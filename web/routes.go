@@ -45,10 +45,16 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/setup/:token", s.setupForm)
 	app.Post("/setup/:token", s.setup)
 
+	// The navigation of the pages below counts the pending proposals.
+	app.Use(s.navCount)
+
 	// Every page below needs a signed-in human (s.human also checks CSRF).
 	app.Post("/signout", s.human, s.signOut)
 	app.Get("/live", s.human, s.liveStream)
 	app.Get("/threads", s.human, s.threadList)
+	app.Get("/threads/new", s.human, s.threadNewForm)
+	app.Post("/threads", s.human, s.threadCreate)
+	app.Get("/threads/:thread", s.threadOutcome) // then the page itself, below
 	app.Get("/threads/:thread", s.human, s.threadShow)
 	app.Get("/threads/:thread/live", s.human, s.threadLive)
 	app.Get("/threads/:thread/reply", s.human, s.threadReplyForm)
@@ -58,6 +64,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Post("/threads/:thread/:action", s.human, s.moderate(false))
 	app.Get("/proposals", s.human, s.proposalList)
 	app.Get("/proposals/live", s.human, s.proposalList)
+	app.Get("/proposals/pending", s.human, s.pendingCount)
 	app.Post("/proposals/:thread/:action", s.human, s.moderate(true))
 	app.Get("/overdue", s.human, s.overdueList)
 	app.Get("/overdue/live", s.human, s.overdueList)
