@@ -18,8 +18,9 @@ import (
 // form's fields, so that the redirect of a browser without JavaScript can
 // carry the action instead of the text.
 type moderation struct {
-	do   func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error)
-	says func(f modForm) string
+	do        func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error)
+	says      func(f modForm) string
+	withState bool // the form names a state (and says speaks of it)
 }
 
 // modForm is what a moderation form sends besides the CSRF token.
@@ -30,6 +31,7 @@ type modForm struct {
 
 var moderations = map[string]moderation{
 	"confirm": {
+		withState: true,
 		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
 			body, _ := json.Marshal(map[string]string{"state": f.State})
 			out, err := s.forum.Confirm(c.UserContext(), caller(c), thread, body)
@@ -38,12 +40,14 @@ var moderations = map[string]moderation{
 		says: func(f modForm) string { return "Confirmed " + f.State + "." },
 	},
 	"remark": {
+		withState: true,
 		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
 			return s.mark(c, thread, "mark", f.State, "Re-marked as "+f.State+".")
 		},
 		says: func(f modForm) string { return "Re-marked as " + f.State + "." },
 	},
 	"withdraw": {
+		withState: true,
 		// A mark naming the state of record withdraws the pending proposal
 		// (PARLEY.md §5.2 rule 3).
 		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
@@ -183,7 +187,11 @@ func outcomeOf(c *fiber.Ctx) string {
 	if !ok {
 		return ""
 	}
-	return act.says(readModForm(c.Query, true))
+	f := readModForm(c.Query, true)
+	if act.withState && (f.State == "" || (c.Query("done") == "withdraw" && f.Proposal == "")) {
+		return ""
+	}
+	return act.says(f)
 }
 
 // threadOutcome lets the thread page show the outcome a redirect carried

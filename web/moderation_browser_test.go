@@ -112,7 +112,7 @@ func TestModeratorSettlesAQueueOnAPhone(t *testing.T) {
 				before             []chromedp.Action[chromedp.Void]
 			}{
 				{"confirm", "confirm", "Confirmed decided.", nil},
-				{"re-mark", "remark", "Re-marked as deferred.", []chromedp.Action[chromedp.Void]{chromedp.SetValue(`#remark-` + port, "deferred")}},
+				{"re-mark", "remark", "Re-marked as deferred.", []chromedp.Action[chromedp.Void]{chromedp.SetValue(`#remark-`+port, "deferred")}},
 				{"turn down", "withdraw", "Turned down the proposal rejected: the thread stays open.", nil},
 			}
 			for i, step := range steps {
@@ -192,7 +192,7 @@ func TestThreadModerationOutcomeInPlace(t *testing.T) {
 				before                    []chromedp.Action[chromedp.Void]
 			}{
 				{"confirm", "confirm", "Confirmed answered.", "answered", nil},
-				{"re-mark", "remark", "Re-marked as decided.", "decided", []chromedp.Action[chromedp.Void]{chromedp.SetValue(`#remark-` + th, "decided")}},
+				{"re-mark", "remark", "Re-marked as decided.", "decided", []chromedp.Action[chromedp.Void]{chromedp.SetValue(`#remark-`+th, "decided")}},
 				{"close and lock", "close-lock", "Closed and locked.", "closed", nil},
 				{"reopen", "reopen", "Reopened.", "open", nil},
 			}
