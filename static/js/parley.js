@@ -72,3 +72,20 @@ document.addEventListener("change", function (event) {
     });
   }, 30000);
 })();
+
+// Moderator's console (issue 15, item 4): a proposal card that is acted on
+// shrinks to a one-line outcome. Near the end of the page the document
+// would shrink with it and the browser would pull the view up, away from
+// where the moderator acted; so the page keeps the height it had until the
+// moderator leaves it.
+document.addEventListener("htmx:beforeSwap", function (event) {
+  const target = event.detail.target;
+  const main = document.getElementById("main");
+  if (!main || !target || !target.closest || !target.closest("#proposal-list")) {
+    return;
+  }
+  const height = main.offsetHeight;
+  if (height > (parseFloat(main.style.minHeight) || 0)) {
+    main.style.minHeight = height + "px";
+  }
+});
