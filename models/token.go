@@ -14,6 +14,7 @@ type Token struct {
 	Rights     string    // comma-separated, e.g. "read,write,lock"
 	CreatedAt  time.Time `gorm:"autoCreateTime:false"` // set by services
 	RevokedAt  *time.Time
+	LastUsedAt *time.Time // kept to the minute: see services.Authenticate
 }
 
 // TableName pins the table name.
