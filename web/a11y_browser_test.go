@@ -169,4 +169,3 @@ func axeViolations(t *testing.T, ctx context.Context) []axeViolation {
 	}
 	return vs
 }
-
