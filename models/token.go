@@ -14,6 +14,9 @@ type Token struct {
 	Rights     string    // comma-separated, e.g. "read,write,lock"
 	CreatedAt  time.Time `gorm:"autoCreateTime:false"` // set by services
 	RevokedAt  *time.Time
+	// LastUsedAt is written only by services.Authenticate, at most once a
+	// minute; read-only to GORM, so inserts work on a schema before 0011.
+	LastUsedAt *time.Time `gorm:"->"`
 }
 
 // TableName pins the table name.

@@ -85,6 +85,7 @@ var leftOut = map[string]string{
 	"log_sequence":      "derived: import sets it from the positions it imported",
 	"sessions":          "browser sign-ins, bound to cookies of the old server: humans sign in again",
 	"setup_tokens":      "the one-time link that creates the first human; the accounts travel",
+	"session_flashes":   "what a browser session hands to its next page, bound to its cookie",
 	"rate_windows":      "per-minute request counters",
 	"sign_in_failures":  "the sign-in throttle's counters",
 	"streams":           "open event streams, bound to connections of the old server",

@@ -43,6 +43,9 @@ type TokenInfo struct {
 	Rights     []Right    `json:"rights"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at" jsonschema:"nullable"`
+	// LastUsedAt is when the token last authenticated a request, to within
+	// tokenUseGranularity; nil when never.
+	LastUsedAt *time.Time `json:"last_used_at" jsonschema:"nullable"`
 }
 
 // CreatedToken is a new token with its secret, shown once.
@@ -162,8 +165,33 @@ func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) 
 	if subtle.ConstantTimeCompare(sum[:], tok.SecretHash) != 1 || tok.RevokedAt != nil {
 		return Caller{}, invalid
 	}
+	if err := f.noteTokenUse(ctx, tok); err != nil {
+		return Caller{}, err
+	}
 	rights, _ := ParseRights(tok.Rights)
 	return Caller{Identity: tok.Identity, Kind: AuthorKind(tok.AuthorKind), Rights: rights, Label: tok.Label, TokenID: tok.ID}, nil
+}
+
+// tokenUseGranularity is how stale a token's last_used_at may be before
+// authentication writes it again: a token in steady use costs one write a
+// minute, not one per request.
+const tokenUseGranularity = time.Minute
+
+// noteTokenUse records that tok authenticated a request, when its stored
+// last use is older than tokenUseGranularity: one UPDATE of one row by
+// primary key, guarded so that concurrent requests write it once.
+func (f *Forum) noteTokenUse(ctx context.Context, tok models.Token) error {
+	now := f.timestamp()
+	stale := now.Add(-tokenUseGranularity)
+	if tok.LastUsedAt != nil && tok.LastUsedAt.After(stale) {
+		return nil
+	}
+	err := f.db.WithContext(ctx).Exec("UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+		now, tok.ID, stale).Error
+	if err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	return nil
 }
 
 // ListTokens lists every token, newest first.
@@ -255,7 +283,7 @@ func identityExists(tx *gorm.DB, identity string) (bool, error) {
 func tokenInfo(t models.Token) TokenInfo {
 	rights, _ := ParseRights(t.Rights)
 	return TokenInfo{ID: t.ID, Identity: t.Identity, AuthorKind: AuthorKind(t.AuthorKind), Label: t.Label,
-		Rights: rights, CreatedAt: t.CreatedAt.UTC(), RevokedAt: utc(t.RevokedAt)}
+		Rights: rights, CreatedAt: t.CreatedAt.UTC(), RevokedAt: utc(t.RevokedAt), LastUsedAt: utc(t.LastUsedAt)}
 }
 
 func randomHex(n int) string {
@@ -301,32 +329,46 @@ func (f *Forum) RevokeTokenAs(ctx context.Context, who Caller, id int64) (TokenI
 }
 
 // TokenPage is the web UI's tokens page: every token, and the one just
-// created with its secret (shown once).
+// created with its secret, shown once.
 type TokenPage struct {
 	Tokens  []TokenInfo
 	Created *CreatedToken
 }
 
-// TokenPageAs lists the tokens for a human, first creating one when req is
-// not nil. A refused creation still lists the tokens, beside the refusal.
-func (f *Forum) TokenPageAs(ctx context.Context, who Caller, req *TokenRequest) (TokenPage, error) {
-	var page TokenPage
-	var refusal error
-	if req != nil {
-		created, err := f.CreateTokenAs(ctx, who, *req)
-		var r *Refusal
-		if err != nil && !errors.As(err, &r) {
-			return TokenPage{}, err
-		}
-		if err == nil {
-			page.Created = &created
-		}
-		refusal = err
-	}
+// TokenPageAs lists the tokens for a human, with the token that
+// CreateTokenForPage made in this session just before, if any: its secret
+// is taken from the session's flash, so it shows on this one page and on no
+// reload of it.
+func (f *Forum) TokenPageAs(ctx context.Context, who Caller, session string) (TokenPage, error) {
 	tokens, err := f.ListTokensAs(ctx, who)
 	if err != nil {
 		return TokenPage{}, err
 	}
-	page.Tokens = tokens
-	return page, refusal
+	page := TokenPage{Tokens: tokens}
+	var created CreatedToken
+	if ok, err := f.TakeFlash(ctx, session, &created); err != nil {
+		return TokenPage{}, err
+	} else if ok {
+		page.Created = &created
+	}
+	return page, nil
+}
+
+// CreateTokenForPage creates a token for a human signed in with session and
+// keeps it, secret included, for the session's next TokenPageAs. A refusal
+// lists the tokens to show beside it.
+func (f *Forum) CreateTokenForPage(ctx context.Context, who Caller, session string, req TokenRequest) (TokenPage, error) {
+	created, err := f.CreateTokenAs(ctx, who, req)
+	var r *Refusal
+	if errors.As(err, &r) {
+		tokens, err := f.ListTokensAs(ctx, who)
+		if err != nil {
+			return TokenPage{}, err
+		}
+		return TokenPage{Tokens: tokens}, r
+	}
+	if err != nil {
+		return TokenPage{}, err
+	}
+	return TokenPage{Created: &created}, f.SetFlash(ctx, session, created)
 }

@@ -10,6 +10,7 @@ import (
 
 	"parley/services"
 	"parley/views/components"
+	"parley/views/layout"
 	"parley/views/pages"
 )
 
@@ -55,19 +56,43 @@ func jsonRPCError(r *services.Refusal) map[string]any {
 		"code": -32600, "message": r.Message, "data": services.RefusalBody{Error: r}}}
 }
 
-// problemPage shows a refusal (or a missing page) to a person.
+// problemPage shows a refusal (or a missing page) to a person, with the
+// site's navigation when a human is signed in (see pageFor) and a way on.
 func (s *server) problemPage(c *fiber.Ctx, r *services.Refusal, fe *fiber.Error) error {
-	title, status, message := "Refused", r.Status, ""
-	if fe != nil && fe.Code == fiber.StatusNotFound {
-		title, status, message, r = "Not found", fe.Code, "There is no page at this address.", nil
-	} else if r.Reason == services.Internal || r.Reason == services.Unavailable {
+	if isFragment(c) {
+		return render(c, r.Status, components.Refusal(r))
+	}
+	title, status, message := "Refused", r.Status, components.Plain(r.Reason)
+	switch {
+	case fe != nil && (fe.Code == fiber.StatusNotFound || fe.Code == fiber.StatusMethodNotAllowed):
+		title, status, message, r = "Page not found", fe.Code, "There is no page at this address. It may have moved, or the link may be mistyped.", nil
+	case r.Status == fiber.StatusNotFound:
+		title = "Not found"
+	case r.Reason == services.Internal || r.Reason == services.Unavailable:
 		title = "Something went wrong"
 	}
-	p := page(c, title, "")
-	if isFragment(c) {
-		return render(c, status, components.Refusal(r))
+	if r != nil {
+		message = "" // the refusal says it, plain sentence first
 	}
-	return render(c, status, pages.Problem(p, message, r))
+	return render(c, status, pages.Problem(s.pageFor(c, title), message, r))
+}
+
+// pageFor is the frame of a page that anyone may see (a missing page, a
+// setup link): behind s.human it is the signed-in frame; elsewhere the
+// session cookie, if any, is read so that a signed-in human keeps the
+// navigation. A session that does not resolve simply shows the page
+// signed out.
+func (s *server) pageFor(c *fiber.Ctx, title string) layout.Page {
+	if caller(c).Identity != "" {
+		return page(c, title, "")
+	}
+	if cookie := c.Cookies(sessionCookie); cookie != "" {
+		if sess, err := s.forum.SessionCaller(c.UserContext(), cookie); err == nil {
+			c.Set(fiber.HeaderCacheControl, "no-store")
+			return layout.Page{Title: title, Identity: sess.Caller.Identity, CSRF: sess.CSRF}
+		}
+	}
+	return layout.Page{Title: title}
 }
 
 // transportRefusal translates what Fiber and fasthttp refuse before a

@@ -196,32 +196,51 @@ func TestFormsCheckCSRF(t *testing.T) {
 	}
 }
 
+// TestTokensPage: creating a token is post/redirect/get — the page after
+// the redirect shows the secret once, and reloading it shows the list
+// without creating another token; a token records its last use.
 func TestTokensPage(t *testing.T) {
-	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
-	b := signedIn(t, a)
-	doc := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"scout"}, "label": {"Scout"}, "rights": {"read", "write", "lock"}}, 200)
-	secret := doc.Find(`[data-testid="token-secret"]`).Text()
-	if !strings.HasPrefix(secret, "prl_") {
-		t.Fatalf("secret not shown: %q", secret)
-	}
-	me := a.ok(200, "GET", "/api/v1/me", secret, nil)
-	if me.str("badge") != "KI · Scout" {
-		t.Fatalf("created token: %s", me.raw)
-	}
-	list := b.page("GET", "/tokens", nil, 200)
-	if strings.Contains(list.Text(), secret) {
-		t.Fatal("the secret is shown again")
-	}
-	bad := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"Bad Handle"}, "rights": {"read"}}, 400)
-	if bad.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "invalid_body" {
-		t.Fatal("a bad handle must be refused with its reason")
-	}
-	id := list.Find(`[data-testid="token-row"]`).First().Find("td").First().Text()
-	row := b.page("POST", "/tokens/"+id+"/revoke", url.Values{"_csrf": {b.csrf}}, 200, "HX-Request", "true")
-	if row.Find(`[data-testid="revoked"]`).Length() != 1 {
-		t.Fatal("revoke did not answer with the revoked row")
-	}
-	a.refused(services.TokenInvalid, "GET", "/api/v1/me", secret, nil)
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		b := signedIn(t, a)
+		// The client follows the 303 to GET /tokens, as a browser does.
+		doc := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"scout"}, "label": {"Scout"}, "rights": {"read", "write", "lock"}}, 200)
+		secret := doc.Find(`[data-testid="token-secret"]`).AttrOr("value", "")
+		if !strings.HasPrefix(secret, "prl_") {
+			t.Fatalf("secret not shown: %q", secret)
+		}
+		rows := doc.Find(`[data-testid="token-row"]`).Length()
+		if got := doc.Find(`[data-testid="last-used"]`).First().Text(); !strings.Contains(got, "never") {
+			t.Fatalf("a new token's last use reads %q, want never", got)
+		}
+		me := a.ok(200, "GET", "/api/v1/me", secret, nil)
+		if me.str("badge") != "KI · Scout" {
+			t.Fatalf("created token: %s", me.raw)
+		}
+		list := b.page("GET", "/tokens", nil, 200)
+		if strings.Contains(list.Text(), secret) || list.Find(`[data-testid="token-secret"]`).Length() != 0 {
+			t.Fatal("the secret is shown again")
+		}
+		if n := list.Find(`[data-testid="token-row"]`).Length(); n != rows {
+			t.Fatalf("a reload made %d tokens of %d", n, rows)
+		}
+		if got := list.Find(`[data-testid="last-used"]`).First().Find("time").Length(); got != 1 {
+			t.Fatal("the token's use is not shown")
+		}
+		bad := b.page("POST", "/tokens", url.Values{"_csrf": {b.csrf}, "handle": {"Bad Handle"}, "label": {"kept"}, "rights": {"verify"}}, 400)
+		if bad.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "invalid_body" {
+			t.Fatal("a bad handle must be refused with its reason")
+		}
+		if bad.Find(`#handle`).AttrOr("value", "") != "Bad Handle" || bad.Find(`#label`).AttrOr("value", "") != "kept" ||
+			bad.Find(`input[value="verify"]:checked`).Length() != 1 || bad.Find(`input[value="read"]:checked`).Length() != 0 {
+			t.Fatal("a refused form must keep what was typed and checked")
+		}
+		id := list.Find(`[data-testid="token-row"]`).First().Find("td").First().Text()
+		row := b.page("POST", "/tokens/"+id+"/revoke", url.Values{"_csrf": {b.csrf}}, 200, "HX-Request", "true")
+		if row.Find(`[data-testid="revoked"]`).Length() != 1 {
+			t.Fatal("revoke did not answer with the revoked row")
+		}
+		a.refused(services.TokenInvalid, "GET", "/api/v1/me", secret, nil)
+	})
 }
 
 func TestFirstRunSetupLink(t *testing.T) {
@@ -239,7 +258,13 @@ func TestFirstRunSetupLink(t *testing.T) {
 	if doc.Find(`[data-testid="identity"]`).Text() != "human:ada" {
 		t.Fatal("setup did not sign the new human in")
 	}
-	b.page("GET", "/setup/"+link, nil, 401)
+	// A used link says so, keeps the signed-in navigation, and offers a
+	// way on.
+	used := b.page("GET", "/setup/"+link, nil, 401)
+	if used.Find(`[data-testid="setup-used"]`).Length() != 1 || used.Find(`[data-testid="identity"]`).Text() != "human:ada" ||
+		used.Find(`[data-testid="way-on"] a[href="/threads"]`).Length() != 1 {
+		t.Fatal("the used setup link page lacks its explanation, the navigation or a way on")
+	}
 }
 
 // TestModerationFollowsTheStateOfRecord: what the thread page offers a

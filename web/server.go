@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"time"
@@ -36,6 +37,10 @@ type Options struct {
 	// MCPMaxBytes is the most /mcp reads of one request; zero means
 	// DefaultMCPMaxBytes. Every other route reads request_max_bytes.
 	MCPMaxBytes int
+	// TrustedProxies are the reverse proxies (addresses and CIDR ranges)
+	// whose X-Forwarded-For names the client (see clientIP); none by
+	// default, and then the client is the direct peer.
+	TrustedProxies []netip.Prefix
 }
 
 // The defaults of Options.
@@ -75,6 +80,7 @@ type server struct {
 	mcp     http.Handler // nil: no /mcp route
 	mcpMax  int          // the most /mcp reads of one request
 	timeout time.Duration
+	trusted []netip.Prefix // see Options.TrustedProxies
 }
 
 // New builds the Fiber application serving forum.
@@ -87,8 +93,8 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
 	// allows the longest wait; mcp bounds the tools that do not wait.
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout}
-	app := fiber.New(fiber.Config{
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies}
+	cfg := fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
 		ErrorHandler:          s.handleError,
@@ -98,7 +104,9 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		WriteTimeout: opts.WriteTimeout,
 		IdleTimeout:  opts.IdleTimeout,
 		Concurrency:  opts.MaxConns,
-	})
+	}
+	proxyConfig(&cfg, opts.TrustedProxies)
+	app := fiber.New(cfg)
 	s.refuseUnknownMethods(app)
 	if s.mcp != nil {
 		s.limitBodies(app, opts.MCPMaxBytes)

@@ -14,6 +14,10 @@ import (
 func (s *server) setupForm(c *fiber.Ctx) error {
 	token := c.Params("token")
 	if err := s.forum.CheckSetup(c.UserContext(), token); err != nil {
+		var r *services.Refusal
+		if errors.As(err, &r) && r.Reason == services.TokenInvalid {
+			return render(c, r.Status, pages.SetupUsed(s.pageFor(c, "This setup link no longer works"), r))
+		}
 		return err
 	}
 	p := layout.Page{Title: "Set up Parley", CSRF: formToken(c)}

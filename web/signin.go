@@ -40,7 +40,7 @@ func (s *server) signInChecked(c *fiber.Ctx, name string) (services.Session, err
 	if !sameToken(c.FormValue("_csrf"), c.Cookies(formCookie)) {
 		return services.Session{}, services.Refuse(services.TokenInvalid, "this form is out of date; try again")
 	}
-	return s.forum.SignIn(c.UserContext(), name, c.FormValue("password"), c.IP())
+	return s.forum.SignIn(c.UserContext(), name, c.FormValue("password"), s.clientIP(c))
 }
 
 // signOut ends the session.

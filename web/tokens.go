@@ -11,16 +11,19 @@ import (
 	"parley/views/pages"
 )
 
-// tokenList shows the tokens page.
+// tokenList shows the tokens page, with the secret of a token created just
+// before (tokenCreate's redirect), once.
 func (s *server) tokenList(c *fiber.Ctx) error {
-	res, err := s.forum.TokenPageAs(c.UserContext(), caller(c), nil)
+	res, err := s.forum.TokenPageAs(c.UserContext(), caller(c), c.Cookies(sessionCookie))
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, pages.Tokens(page(c, "Tokens", "tokens"), pages.TokensView{Tokens: res.Tokens}))
+	return render(c, fiber.StatusOK, pages.Tokens(page(c, "Tokens", "tokens"), pages.TokensView{Tokens: res.Tokens, Created: res.Created}))
 }
 
-// tokenCreate creates an agent token and shows its secret, once.
+// tokenCreate creates an agent token, then redirects to the tokens page
+// (post/redirect/get), which shows its secret once: a reload of that page
+// creates nothing. A refusal is shown at once, with what was typed.
 func (s *server) tokenCreate(c *fiber.Ctx) error {
 	var rights []string
 	for _, r := range c.Request().PostArgs().PeekMulti("rights") {
@@ -30,16 +33,15 @@ func (s *server) tokenCreate(c *fiber.Ctx) error {
 	// The checkboxes send only known rights; none checked leaves the list
 	// empty, which the service refuses, naming the field.
 	req.Rights, _ = services.ParseRights(strings.Join(rights, ","))
-	res, err := s.forum.TokenPageAs(c.UserContext(), caller(c), &req)
-	view := pages.TokensView{Tokens: res.Tokens, Created: res.Created}
-	if err != nil && !errors.As(err, &view.Refusal) {
+	res, err := s.forum.CreateTokenForPage(c.UserContext(), caller(c), c.Cookies(sessionCookie), req)
+	view := pages.TokensView{Tokens: res.Tokens, Handle: req.Handle, Label: req.Label, Rights: req.Rights}
+	if errors.As(err, &view.Refusal) {
+		return render(c, view.Refusal.Status, pages.Tokens(page(c, "Tokens", "tokens"), view))
+	}
+	if err != nil {
 		return err
 	}
-	status := fiber.StatusOK
-	if view.Refusal != nil {
-		status, view.Handle, view.Label = view.Refusal.Status, req.Handle, req.Label
-	}
-	return render(c, status, pages.Tokens(page(c, "Tokens", "tokens"), view))
+	return c.Redirect("/tokens#token-created", fiber.StatusSeeOther)
 }
 
 // tokenRevoke revokes a token; htmx swaps its row.

@@ -29,6 +29,7 @@ var envVars = map[string]string{
 	"pprof":               "PARLEY_PPROF",
 	"requests-per-minute": "PARLEY_REQUESTS_PER_MINUTE",
 	"deadline-sweep":      "PARLEY_DEADLINE_SWEEP",
+	"trusted-proxies":     "PARLEY_TRUSTED_PROXIES",
 }
 
 // config holds the settings the subcommands share.

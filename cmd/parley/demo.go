@@ -240,13 +240,19 @@ func (d *demo) summary(cfg config, demoPass bool, tokens []string) {
 	} else {
 		fmt.Println("password from PARLEY_PASSWORD")
 	}
-	fmt.Println("\nAgent tokens (shown only this once):")
-	width := 0
+	// Each token with the identity it acts as and its rights: the lock
+	// holder (the moderator, who confirms proposals) must be easy to find.
+	fmt.Println("\nAgent tokens (shown only this once): handle, token, identity, rights")
+	width, idWidth := 0, 0
 	for _, a := range demoAgents {
-		width = max(width, len(a.handle))
+		width, idWidth = max(width, len(a.handle)), max(idWidth, len(d.callers[a.handle].Identity))
 	}
 	for i, a := range demoAgents {
-		fmt.Printf("%-*s  %s\n", width, a.handle, tokens[i])
+		rights := strings.ReplaceAll(a.rights, ",", ", ")
+		if strings.Contains(a.rights, string(services.RightLock)) {
+			rights += "  <- lock holder: moderates, confirms proposals"
+		}
+		fmt.Printf("  %-*s  %s  %-*s  %s\n", width, a.handle, tokens[i], idWidth, d.callers[a.handle].Identity, rights)
 	}
 	fmt.Println("\nNext: run 'parley serve' on this database and open http://127.0.0.1:8080 (sign in as ada).")
 }

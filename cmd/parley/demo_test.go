@@ -2,6 +2,8 @@ package main_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +25,8 @@ func TestDemo(t *testing.T) {
 			t.Parallel()
 			db := dbtest.EmptyURL(t, dialect)
 			r := ok(t, parley(t, nil, "", "demo", "--db", db))
-			for _, want := range []string{"parley-demo", "demo password", "http://127.0.0.1:8080", "parley serve"} {
+			for _, want := range []string{"parley-demo", "demo password", "http://127.0.0.1:8080", "parley serve",
+				"ainotes:steward  read, write, lock  <- lock holder", "ainotes:planner  read, write\n"} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
 				}
@@ -168,7 +171,7 @@ func countTokens(t *testing.T, forum *services.Forum) int {
 func tokenOf(t *testing.T, out, handle string) string {
 	t.Helper()
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == handle && strings.HasPrefix(f[1], "prl_") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == handle && strings.HasPrefix(f[1], "prl_") {
 			return f[1]
 		}
 	}
@@ -181,5 +184,21 @@ func walk(ms []*services.Message, level int, fn func(*services.Message, int)) {
 	for _, m := range ms {
 		fn(m, level)
 		walk(m.Replies, level+1, fn)
+	}
+}
+
+// TestDemoFromAnyFolder: the binary needs nothing of the source tree; run
+// from an empty folder, demo makes the SQLite file --db names there.
+func TestDemoFromAnyFolder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), binary, "demo", "--db", "forum.db")
+	cmd.Dir, cmd.Env = dir, cleanEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo from %s: %v\n%s", dir, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "forum.db")); err != nil || !strings.Contains(string(out), "lock holder") {
+		t.Fatalf("no forum.db in the folder, or no lock holder named (%v):\n%s", err, out)
 	}
 }

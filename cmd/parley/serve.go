@@ -20,12 +20,13 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D]")
+	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback `address`, apart from the API (env PARLEY_PPROF)")
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
+	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")
 	sweep := fs.Duration("deadline-sweep", defaultSweep, "how often to escalate asks past their reply_by (env PARLEY_DEADLINE_SWEEP)")
 	var cfg config
 	cfg.dbFlag(fs)
@@ -34,6 +35,10 @@ func runServe(args []string) error {
 	cfg.limitFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
+	}
+	trusted, err := web.ParseTrustedProxies(*trustedProxies)
+	if err != nil {
+		return usageErrorf("--trusted-proxies: %v", err)
 	}
 	if *sweep <= 0 {
 		return usageErrorf("--deadline-sweep must be positive")
@@ -63,7 +68,7 @@ func runServe(args []string) error {
 	defer func() { stopSweep(); <-swept }()
 	conns := fitConns(*maxConns, cfg.dbMaxConns)
 	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
-		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout})
+		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted})
 	if err != nil {
 		return err
 	}

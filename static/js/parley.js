@@ -87,5 +87,37 @@ document.addEventListener("htmx:beforeSwap", function (event) {
   const height = main.offsetHeight;
   if (height > (parseFloat(main.style.minHeight) || 0)) {
     main.style.minHeight = height + "px";
+
+// Copy buttons (the tokens page's new secret): a button data-copy="ID"
+// copies the value of the field with that id, and says so in the element
+// data-copy-status="ID". Without the clipboard API (a page served over
+// plain HTTP from another host), the text is selected for the person to copy.
+document.addEventListener("click", function (event) {
+  const button = event.target instanceof Element && event.target.closest("button[data-copy]");
+  if (!button) {
+    return;
+  }
+  const id = button.getAttribute("data-copy");
+  const field = document.getElementById(id);
+  const status = document.querySelector('[data-copy-status="' + id + '"]');
+  if (!field) {
+    return;
+  }
+  function say(text) {
+    if (status) {
+      status.textContent = text;
+    }
+  }
+  function selectIt() {
+    field.focus();
+    field.select();
+    say("Selected: copy it with your device's copy command.");
+  }
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(field.value).then(function () {
+      say("Copied to the clipboard.");
+    }, selectIt);
+  } else {
+    selectIt();
   }
 });

@@ -413,7 +413,7 @@ func ClaimView(card ClaimCard) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(c.Evidence) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<h3>Evidence</h3>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<p class=\"evidence-title\">Evidence</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

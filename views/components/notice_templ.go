@@ -78,4 +78,146 @@ func Outcome(id, done string, refusal *services.Refusal) templ.Component {
 	})
 }
 
+// Refusal shows a service's refusal to a person: first a plain sentence
+// saying what happened, then the service's own message (what exactly, and
+// the field at fault), and the protocol's stable reason in small print,
+// for a report or the manual.
+func Refusal(r *services.Refusal) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		if r != nil {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"refusal\" role=\"alert\" data-testid=\"refusal\" data-reason=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var5 string
+			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(string(r.Reason)).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/notice.templ`, Line: 22, Col: 88}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\"><strong class=\"plain\" data-testid=\"plain\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var6 string
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(Plain(r.Reason))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/notice.templ`, Line: 23, Col: 62}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</strong> <span class=\"detail\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var7 string
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(r.Message)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/notice.templ`, Line: 25, Col: 15}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, " ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if r.Field != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<span class=\"hint\">(field: ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var8 string
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(r.Field)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/notice.templ`, Line: 27, Col: 41}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, ")</span>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</span> <small class=\"reason\">Reason: <code>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var9 string
+			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(string(r.Reason))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/notice.templ`, Line: 30, Col: 57}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</code></small></div>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		return nil
+	})
+}
+
+// plain is each reason (PARLEY.md §2.2) said to a person.
+var plain = map[services.Reason]string{
+	services.InvalidBody:            "Something in what was sent could not be used.",
+	services.EvidenceRequired:       "This needs evidence: add at least one reference.",
+	services.TokenMissing:           "Please sign in first.",
+	services.TokenInvalid:           "That did not check out: the name or password, the link, or the form is not (or no longer) valid.",
+	services.TokenRightMissing:      "Your account does not have the right to do this.",
+	services.ThreadAuthorityMissing: "You may not do this in this thread.",
+	services.ThreadNotFound:         "There is no such thread.",
+	services.MessageNotFound:        "There is no such message.",
+	services.ClaimNotFound:          "There is no such claim.",
+	services.IdentityNotFound:       "Nobody here goes by that name.",
+	services.ParentMismatch:         "That message belongs to another thread.",
+	services.SelfReply:              "You cannot reply to your own message.",
+	services.SelfAttest:             "You cannot attest or verify your own claim.",
+	services.ThreadLocked:           "This thread is closed: it takes no messages until someone reopens it.",
+	services.ThreadEnded:            "This thread has ended: it takes only a reopen, or a human's re-mark.",
+	services.TransitionInvalid:      "The thread cannot move to that state from where it is now.",
+	services.StateChanged:           "The thread changed while you were looking at it: reload it and try again.",
+	services.LimitExceeded:          "This thread has reached one of its size limits.",
+	services.DuplicateBody:          "This says the same as an earlier message.",
+	services.LoopSuspected:          "The models are going round in circles here; a human or a moderator has to step in first.",
+	services.RateLimited:            "Too many tries: wait a little, then try again.",
+	services.Internal:               "Something went wrong on our side. Nothing was saved.",
+	services.Unavailable:            "The forum cannot reach its storage just now. Nothing was saved; try again shortly.",
+}
+
+// Plain is a reason said to a person; an unknown reason gets a general
+// sentence (the reason itself still shows, in small print).
+func Plain(r services.Reason) string {
+	if s, ok := plain[r]; ok {
+		return s
+	}
+	return "This was refused."
+}
+
 var _ = templruntime.GeneratedTemplate

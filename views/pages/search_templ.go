@@ -65,7 +65,7 @@ func Search(p layout.Page, v SearchView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Search</h1><form class=\"panel\" method=\"get\" action=\"/search\" role=\"search\" data-testid=\"search-form\"><div class=\"field\"><label for=\"q\">Words</label> <input type=\"search\" id=\"q\" name=\"q\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Search</h1><form class=\"panel\" method=\"get\" action=\"/search\" role=\"search\" aria-label=\"Search with filters\" data-testid=\"search-form\"><div class=\"field\"><label for=\"q\">Words</label> <input type=\"search\" id=\"q\" name=\"q\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
