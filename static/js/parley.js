@@ -87,6 +87,8 @@ document.addEventListener("htmx:beforeSwap", function (event) {
   const height = main.offsetHeight;
   if (height > (parseFloat(main.style.minHeight) || 0)) {
     main.style.minHeight = height + "px";
+  }
+});
 
 // Copy buttons (the tokens page's new secret): a button data-copy="ID"
 // copies the value of the field with that id, and says so in the element
