@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -20,8 +21,9 @@ import (
 // markdown renders message bodies. The stored body stays the plain text
 // the author sent (the API returns it as such); only the page renders it.
 //
-// Safety: raw HTML is never passed through (goldmark omits it unless
-// html.WithUnsafe, which is not set); attribute syntax is off; the
+// Safety: raw HTML is never passed through: htmlAsText shows it as the
+// text it is (goldmark would omit it, and "List<String>" would lose a
+// word; html.WithUnsafe is not set either way); attribute syntax is off; the
 // transformer below keeps links only to http, https, mailto and relative
 // addresses, gives them rel="nofollow noopener", turns images into links
 // (a page loads nothing a message names) and headings into strong
@@ -32,7 +34,7 @@ var markdown = goldmark.New(
 	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(safeLinks{}, 100))),
 	// Line breaks as typed: bodies were plain text before they were
 	// Markdown, and people write short lines.
-	goldmark.WithRendererOptions(html.WithHardWraps()),
+	goldmark.WithRendererOptions(html.WithHardWraps(), renderer.WithNodeRenderers(util.Prioritized(htmlAsText{}, 100))),
 )
 
 // Markdown renders a message body as safe HTML.
@@ -151,4 +153,45 @@ func moveChildren(from, to ast.Node) {
 		to.AppendChild(to, c)
 		c = next
 	}
+}
+
+// htmlAsText renders what Markdown reads as raw HTML, inline or as a
+// block, as escaped text: the author typed those characters, and a page
+// shows them rather than running them or dropping them.
+type htmlAsText struct{}
+
+func (htmlAsText) RegisterFuncs(r renderer.NodeRendererFuncRegisterer) {
+	r.Register(ast.KindRawHTML, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			segs := n.(*ast.RawHTML).Segments
+			for i := range segs.Len() {
+				seg := segs.At(i)
+				_, _ = w.Write(util.EscapeHTML(seg.Value(source)))
+			}
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	r.Register(ast.KindHTMLBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		b := n.(*ast.HTMLBlock)
+		var lines [][]byte
+		for i := range b.Lines().Len() {
+			line := b.Lines().At(i)
+			lines = append(lines, line.Value(source))
+		}
+		if b.HasClosure() {
+			lines = append(lines, b.ClosureLine.Value(source))
+		}
+		_, _ = w.WriteString("<p>")
+		for i, line := range lines {
+			if i > 0 {
+				_, _ = w.WriteString("<br>\n")
+			}
+			_, _ = w.Write(util.EscapeHTML(bytes.TrimRight(line, "\r\n")))
+		}
+		_, _ = w.WriteString("</p>\n")
+		return ast.WalkContinue, nil
+	})
 }
