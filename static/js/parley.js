@@ -36,10 +36,10 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
 // server renders it for the default act; this keeps it in step).
 document.addEventListener("change", function (event) {
   const select = event.target;
-  if (!(select instanceof HTMLSelectElement) || select.id !== "reply-kind") {
+  if (!(select instanceof HTMLSelectElement) || !select.hasAttribute("data-effect-target")) {
     return;
   }
-  const effect = document.getElementById("reply-effect");
+  const effect = document.getElementById(select.getAttribute("data-effect-target"));
   const option = select.selectedOptions[0];
   if (effect && option) {
     effect.textContent = option.getAttribute("data-effect") || "";
@@ -71,4 +71,80 @@ document.addEventListener("change", function (event) {
       if (text && t.textContent !== text) t.textContent = text;
     });
   }, 30000);
+})();
+
+// ---- Thread page (issue 15): folds, replies in place, the message posted.
+
+// A live refresh morphs the tree: a fold the person closed stays closed, and
+// the message just posted keeps its highlight.
+(function () {
+  const before = Idiomorph.defaults.callbacks.beforeAttributeUpdated;
+  Idiomorph.defaults.callbacks.beforeAttributeUpdated = function (name, node, mutation) {
+    if (name === "open" && node instanceof HTMLDetailsElement) return false;
+    if (name === "class" && node.classList && node.classList.contains("just-posted")) return false;
+    return before ? before(name, node, mutation) : true;
+  };
+})();
+
+// True when the element is wholly inside the viewport.
+function parleyInView(el) {
+  const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= window.innerHeight;
+}
+
+// A Reply button whose form is already open under its message focuses that
+// form instead of fetching a new one (which would lose what is typed).
+document.addEventListener("htmx:beforeRequest", function (event) {
+  const slot = event.detail.target;
+  if (!slot || !slot.classList || !slot.classList.contains("reply-slot")) return;
+  const open = slot.querySelector("textarea");
+  if (open) {
+    event.preventDefault();
+    open.focus({ preventScroll: true });
+  }
+});
+
+// The form opened in place gets the focus without moving the page more
+// than it takes to show the text box.
+document.addEventListener("htmx:afterSwap", function (event) {
+  const slot = event.detail.target;
+  if (!slot || !slot.classList || !slot.classList.contains("reply-slot")) return;
+  const box = slot.querySelector("textarea");
+  if (!box) return;
+  box.focus({ preventScroll: true });
+  if (!parleyInView(box)) box.scrollIntoView({ block: "nearest" });
+});
+
+// Cancel closes a form opened in place.
+document.addEventListener("click", function (event) {
+  const cancel = event.target instanceof Element && event.target.closest("[data-cancel-reply]");
+  if (!cancel) return;
+  const form = cancel.closest("form");
+  if (form) form.remove();
+});
+
+// After a post the server names the new message (HX-Trigger parley:posted);
+// once the refreshed tree holds it, it is highlighted, given the focus, and
+// shown only if it is not already on screen: the page stays where the
+// person was.
+(function () {
+  let pending = null;
+  function show() {
+    if (!pending) return;
+    const message = document.getElementById(pending);
+    if (!message) return;
+    pending = null;
+    document.querySelectorAll(".message.just-posted").forEach(function (m) {
+      m.classList.remove("just-posted");
+    });
+    message.classList.add("just-posted");
+    message.setAttribute("tabindex", "-1");
+    message.focus({ preventScroll: true });
+    if (!parleyInView(message)) message.scrollIntoView({ block: "nearest" });
+  }
+  document.addEventListener("parley:posted", function (event) {
+    pending = event.detail && event.detail.id;
+    show();
+  });
+  document.addEventListener("htmx:afterSettle", show);
 })();
