@@ -92,6 +92,17 @@ function parleyInView(el) {
   return r.top >= 0 && r.bottom <= window.innerHeight;
 }
 
+// True when the element begins on screen with its first lines (6 rem) in
+// view: enough to see what it is without moving the page.
+function parleyBegins(el) {
+  const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.top + Math.min(r.height, 96) <= window.innerHeight;
+}
+
+// The scroll position at which each form in place was opened, by the id
+// of the message it replies to.
+const parleyReplyOrigins = {};
+
 // A Reply button whose form is already open under its message focuses that
 // form instead of fetching a new one (which would lose what is typed).
 document.addEventListener("htmx:beforeRequest", function (event) {
@@ -101,7 +112,11 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   if (open) {
     event.preventDefault();
     open.focus({ preventScroll: true });
+    return;
   }
+  // Where the person was when they chose Reply: the page returns there
+  // once the reply is posted.
+  parleyReplyOrigins[slot.id.replace(/^slot-/, "")] = window.scrollY;
 });
 
 // The form opened in place gets the focus without moving the page more
@@ -129,21 +144,31 @@ document.addEventListener("click", function (event) {
 // person was.
 (function () {
   let pending = null;
+  let origin = null;
   function show() {
     if (!pending) return;
     const message = document.getElementById(pending);
     if (!message) return;
     pending = null;
+    if (origin !== null) window.scrollTo(0, origin);
+    origin = null;
     document.querySelectorAll(".message.just-posted").forEach(function (m) {
       m.classList.remove("just-posted");
     });
     message.classList.add("just-posted");
     message.setAttribute("tabindex", "-1");
     message.focus({ preventScroll: true });
-    if (!parleyInView(message)) message.scrollIntoView({ block: "nearest" });
+    // Move only as far as it takes to show its first lines.
+    if (!parleyBegins(message)) {
+      const r = message.getBoundingClientRect();
+      window.scrollBy(0, r.top < 0 ? r.top - 8 : r.top + Math.min(r.height, 96) - window.innerHeight + 8);
+    }
   }
   document.addEventListener("parley:posted", function (event) {
     pending = event.detail && event.detail.id;
+    const form = event.target instanceof Element && event.target.closest("form[data-inline]");
+    const parent = form && form.getAttribute("data-parent");
+    origin = parent && parent in parleyReplyOrigins ? parleyReplyOrigins[parent] : null;
     show();
   });
   document.addEventListener("htmx:afterSettle", show);
