@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +32,24 @@ func signIn(t *testing.T, ctx context.Context, a *api, w, h int64, path string) 
 		chromedp.Submit(`[data-testid="signin-form"]`),
 		chromedp.WaitVisible(`main`),
 	)
+}
+
+// viewShot writes what the screen shows (not the whole page) into
+// $PARLEY_SCREENSHOTS, when set: where the person is after an action.
+func viewShot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("PARLEY_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dir, 0o755)
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // evalInt reads a number the page computes.
@@ -185,7 +205,7 @@ func TestDeepThreadOnAPhone(t *testing.T) {
 			if quote := read(t, ctx, chromedp.Text(`#slot-`+deepest+` [data-testid="reply-quote"]`)); !strings.Contains(quote, "ainotes:") || !strings.Contains(quote, "Level 31") {
 				t.Fatalf("the form quotes %q", quote)
 			}
-			screenshot(t, ctx, fmt.Sprintf("thread-reply-inline-%d", size.w))
+			viewShot(t, ctx, fmt.Sprintf("thread-reply-inline-view-%d", size.w))
 			run(t, ctx, "post",
 				chromedp.SendKeys(`#reply-`+deepest+`-body`, "The human's word at level 32, with `code`."),
 				chromedp.Click(`#reply-`+deepest+` [data-testid="reply-submit"]`),
@@ -207,6 +227,7 @@ func TestDeepThreadOnAPhone(t *testing.T) {
 			if n := evalInt(t, ctx, `document.querySelectorAll('#slot-`+deepest+` form').length`); n != 0 {
 				t.Fatal("the form in place stayed open after posting")
 			}
+			viewShot(t, ctx, fmt.Sprintf("thread-replied-view-%d", size.w))
 			noOverflow(t, ctx, "at depth 32")
 			screenshot(t, ctx, fmt.Sprintf("thread-replied-%d", size.w))
 		})
@@ -231,7 +252,7 @@ func TestClosedThreadShowsItsRecord(t *testing.T) {
 			signIn(t, ctx, a, size.w, size.h, "/threads/"+closed)
 			run(t, ctx, "the banner", chromedp.WaitVisible(`[data-testid="thread-banner"][data-record="closed"]`))
 			banner := read(t, ctx, chromedp.Text(`[data-testid="thread-banner"]`))
-			for _, want := range []string{"This thread is closed", "confirmed by human:ada", "no message until it is reopened"} {
+			for _, want := range []string{"This thread is closed", "confirmed by human:ada", "accepts no message until it is reopened"} {
 				if !strings.Contains(banner, want) {
 					t.Fatalf("the banner says %q, want %q in it", banner, want)
 				}

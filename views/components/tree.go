@@ -109,9 +109,9 @@ func PlainRefusal(r *services.Refusal, kind services.Kind) string {
 func RefusesText(th services.Thread) string {
 	switch {
 	case Locked(th):
-		return "It accepts no message until it is reopened."
+		return "A closed thread accepts no message until it is reopened."
 	case Ended(th):
-		return "It accepts only a reopen (by a lock holder or a human) and a human's re-mark."
+		return "A thread that has ended accepts only a reopen (by a lock holder or a human) and a human's re-mark."
 	}
 	return ""
 }
