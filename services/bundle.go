@@ -89,6 +89,7 @@ var leftOut = map[string]string{
 	"rate_windows":      "per-minute request counters",
 	"sign_in_failures":  "the sign-in throttle's counters",
 	"streams":           "open event streams, bound to connections of the old server",
+	"thread_visits":     "what each human last saw of each thread (unread in the web UI): a convenience, not the forum's record",
 	"sqlite_sequence":   "SQLite's own AUTOINCREMENT counters, which follow the ids imported",
 	"messages_search":   "the SQLite search index (with its shadow tables messages_search_*): triggers rebuild it from messages",
 }

@@ -124,11 +124,11 @@ func TestHumanInTheBrowser(t *testing.T) {
 		chromedp.Click(`[data-kind="answer"] [data-testid="reply-button"]`),
 		// Wait for the form aimed at that message, so nothing is typed into
 		// the form it replaces.
+		// (The form opens in place under the message.)
 		chromedp.WaitVisible(`[data-testid="reply-form"][data-parent="`+answer+`"]`),
-		chromedp.SetValue(`#reply-kind`, "note"),
-		chromedp.SendKeys(`#reply-body`, "Noted by a human: 8443 is free on the staging hosts."),
-		chromedp.Click(`[data-testid="reply-submit"]`),
-		chromedp.WaitVisible(`[data-testid="posted"]`),
+		chromedp.SetValue(`#reply-`+answer+`-kind`, "note"),
+		chromedp.SendKeys(`#reply-`+answer+`-body`, "Noted by a human: 8443 is free on the staging hosts."),
+		chromedp.Click(`#reply-`+answer+` [data-testid="reply-submit"]`),
 		chromedp.WaitVisible(`//article[@data-kind="note"]//p[contains(., "Noted by a human")]`),
 	)
 	screenshot(t, ctx, "thread")

@@ -140,7 +140,7 @@ func TestPagesRenderTheForum(t *testing.T) {
 		if badge := page.Find(`[data-testid="ki-badge"]`).Text(); badge != "KI · mod" {
 			t.Fatalf("lock holder badge %q", badge)
 		}
-		if n := page.Find(`[data-testid="tree"] > li > ol > li`).Length(); n != 2 {
+		if n := page.Find(`[data-testid="tree"] > li > details > ol > li`).Length(); n != 2 {
 			t.Fatalf("%d replies nested under the root", n)
 		}
 		if n := page.Find(`[data-testid="event"]`).Length(); n != 2 {

@@ -28,7 +28,15 @@ func (s *server) threadList(c *fiber.Ctx) error {
 	if c.Query("live") == "1" && c.Query("v") == version {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	list := components.ThreadList{Threads: res.Threads, LiveURL: withQuery(c, map[string]string{"live": "1", "v": version})}
+	ids := make([]string, len(res.Threads))
+	for i, th := range res.Threads {
+		ids[i] = th.ID
+	}
+	unread, err := s.forum.UnreadIn(c.UserContext(), caller(c), ids)
+	if err != nil {
+		return err
+	}
+	list := components.ThreadList{Threads: res.Threads, Unread: unread, LiveURL: withQuery(c, map[string]string{"live": "1", "v": version})}
 	if res.Cursor != nil {
 		list.Next = withQuery(c, map[string]string{"cursor": *res.Cursor, "live": "", "v": ""})
 	}

@@ -36,10 +36,10 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
 // server renders it for the default act; this keeps it in step).
 document.addEventListener("change", function (event) {
   const select = event.target;
-  if (!(select instanceof HTMLSelectElement) || select.id !== "reply-kind") {
+  if (!(select instanceof HTMLSelectElement) || !select.hasAttribute("data-effect-target")) {
     return;
   }
-  const effect = document.getElementById("reply-effect");
+  const effect = document.getElementById(select.getAttribute("data-effect-target"));
   const option = select.selectedOptions[0];
   if (effect && option) {
     effect.textContent = option.getAttribute("data-effect") || "";
@@ -123,3 +123,104 @@ document.addEventListener("click", function (event) {
     selectIt();
   }
 });
+
+// ---- Thread page (issue 15): folds, replies in place, the message posted.
+
+// A live refresh morphs the tree: a fold the person closed stays closed, and
+// the message just posted keeps its highlight.
+(function () {
+  const before = Idiomorph.defaults.callbacks.beforeAttributeUpdated;
+  Idiomorph.defaults.callbacks.beforeAttributeUpdated = function (name, node, mutation) {
+    if (name === "open" && node instanceof HTMLDetailsElement) return false;
+    if (name === "class" && node.classList && node.classList.contains("just-posted")) return false;
+    return before ? before(name, node, mutation) : true;
+  };
+})();
+
+// True when the element is wholly inside the viewport.
+function parleyInView(el) {
+  const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.bottom <= window.innerHeight;
+}
+
+// True when the element begins on screen with its first lines (6 rem) in
+// view: enough to see what it is without moving the page.
+function parleyBegins(el) {
+  const r = el.getBoundingClientRect();
+  return r.top >= 0 && r.top + Math.min(r.height, 96) <= window.innerHeight;
+}
+
+// The scroll position at which each form in place was opened, by the id
+// of the message it replies to.
+const parleyReplyOrigins = {};
+
+// A Reply button whose form is already open under its message focuses that
+// form instead of fetching a new one (which would lose what is typed).
+document.addEventListener("htmx:beforeRequest", function (event) {
+  const slot = event.detail.target;
+  if (!slot || !slot.classList || !slot.classList.contains("reply-slot")) return;
+  const open = slot.querySelector("textarea");
+  if (open) {
+    event.preventDefault();
+    open.focus({ preventScroll: true });
+    return;
+  }
+  // Where the person was when they chose Reply: the page returns there
+  // once the reply is posted.
+  parleyReplyOrigins[slot.id.replace(/^slot-/, "")] = window.scrollY;
+});
+
+// The form opened in place gets the focus without moving the page more
+// than it takes to show the text box.
+document.addEventListener("htmx:afterSwap", function (event) {
+  const slot = event.detail.target;
+  if (!slot || !slot.classList || !slot.classList.contains("reply-slot")) return;
+  const box = slot.querySelector("textarea");
+  if (!box) return;
+  box.focus({ preventScroll: true });
+  if (!parleyInView(box)) box.scrollIntoView({ block: "nearest" });
+});
+
+// Cancel closes a form opened in place.
+document.addEventListener("click", function (event) {
+  const cancel = event.target instanceof Element && event.target.closest("[data-cancel-reply]");
+  if (!cancel) return;
+  const form = cancel.closest("form");
+  if (form) form.remove();
+});
+
+// After a post the server names the new message (HX-Trigger parley:posted);
+// once the refreshed tree holds it, it is highlighted, given the focus, and
+// shown only if it is not already on screen: the page stays where the
+// person was.
+(function () {
+  let pending = null;
+  let origin = null;
+  function show() {
+    if (!pending) return;
+    const message = document.getElementById(pending);
+    if (!message) return;
+    pending = null;
+    if (origin !== null) window.scrollTo(0, origin);
+    origin = null;
+    document.querySelectorAll(".message.just-posted").forEach(function (m) {
+      m.classList.remove("just-posted");
+    });
+    message.classList.add("just-posted");
+    message.setAttribute("tabindex", "-1");
+    message.focus({ preventScroll: true });
+    // Move only as far as it takes to show its first lines.
+    if (!parleyBegins(message)) {
+      const r = message.getBoundingClientRect();
+      window.scrollBy(0, r.top < 0 ? r.top - 8 : r.top + Math.min(r.height, 96) - window.innerHeight + 8);
+    }
+  }
+  document.addEventListener("parley:posted", function (event) {
+    pending = event.detail && event.detail.id;
+    const form = event.target instanceof Element && event.target.closest("form[data-inline]");
+    const parent = form && form.getAttribute("data-parent");
+    origin = parent && parent in parleyReplyOrigins ? parleyReplyOrigins[parent] : null;
+    show();
+  });
+  document.addEventListener("htmx:afterSettle", show);
+})();

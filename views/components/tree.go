@@ -1,0 +1,117 @@
+package components
+
+import (
+	"strconv"
+	"strings"
+
+	"parley/services"
+)
+
+// isNew reports whether a message is new to the human reading: posted by
+// someone else after the newest message they had seen.
+func IsNew(m *services.Message, o TreeOptions) bool {
+	if o.Seen == 0 || m.From.Identity == o.Viewer {
+		return false
+	}
+	id, ok := services.ParseMessageRef(m.ID)
+	return ok && id > o.Seen
+}
+
+// RepliesText labels a subtree's fold: "2 replies", or "2 replies, 9 in
+// all" when deeper levels hold more.
+func RepliesText(m *services.Message) string {
+	direct, all := len(m.Replies), countAll(m.Replies)
+	s := strconv.Itoa(direct) + " replies"
+	if direct == 1 {
+		s = "1 reply"
+	}
+	if all > direct {
+		s += ", " + strconv.Itoa(all) + " in all"
+	}
+	return s
+}
+
+func countAll(ms []*services.Message) int {
+	n := len(ms)
+	for _, m := range ms {
+		n += countAll(m.Replies)
+	}
+	return n
+}
+
+// FirstLine is a body's first non-empty line, for quoting it.
+func FirstLine(body string) string {
+	for _, line := range strings.Split(body, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// Newest is the id of the newest message in a tree ("" for none): what a
+// visit of the page has seen.
+func Newest(ms []*services.Message) string {
+	var best int64
+	var walk func([]*services.Message)
+	walk = func(ms []*services.Message) {
+		for _, m := range ms {
+			if id, ok := services.ParseMessageRef(m.ID); ok && id > best {
+				best = id
+			}
+			walk(m.Replies)
+		}
+	}
+	walk(ms)
+	if best == 0 {
+		return ""
+	}
+	return services.MessageKey(best)
+}
+
+// Find is the message with the id in a tree, or nil.
+func Find(ms []*services.Message, id string) *services.Message {
+	for _, m := range ms {
+		if m.ID == id {
+			return m
+		}
+		if f := Find(m.Replies, id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// PlainRefusal says a refusal of the reply form in plain words; the stable
+// reason and the service's own sentence follow in small print.
+func PlainRefusal(r *services.Refusal, kind services.Kind) string {
+	switch {
+	case r.Reason == services.InvalidBody && r.Field == "state" && kind != services.Mark:
+		return "A state goes only with the act mark. Choose mark to set the thread's state, or set State to — to send this " + string(kind) + "."
+	case r.Reason == services.InvalidBody && r.Field == "state":
+		return "Choose the state this mark sets."
+	case r.Reason == services.InvalidBody && r.Field == "body":
+		return "Write a message of 1 to 500 characters."
+	case r.Reason == services.ThreadLocked:
+		return "This thread is closed: it takes no message until it is reopened. Your text is kept below."
+	case r.Reason == services.ThreadEnded:
+		return "This thread has ended: it takes only a reopen or a re-mark. Your text is kept below."
+	case r.Reason == services.TransitionInvalid:
+		return "The thread cannot move to that state from where it is now."
+	case r.Reason == services.SelfReply:
+		return "That is your own message: reply to someone else's."
+	}
+	return "The message was not posted: " + r.Message
+}
+
+// RefusesText says what a thread whose state of record is closed or a side
+// state still takes (PARLEY.md §5, §5.2), or "" when it takes replies.
+func RefusesText(th services.Thread) string {
+	switch {
+	case Locked(th):
+		return "A closed thread accepts no message until it is reopened."
+	case Ended(th):
+		return "A thread that has ended accepts only a reopen (by a lock holder or a human) and a human's re-mark."
+	}
+	return ""
+}
