@@ -37,6 +37,9 @@ var (
 	signedInPages = []uiPage{
 		{"threads", "/threads", `[data-testid="thread-row"]`},
 		{"thread", "/threads/{thread}", `[data-testid="tree"]`},
+		{"thread-deep", "/threads/{deep}", `[data-testid="tree"]`},
+		{"thread-closed", "/threads/{closed}", `[data-testid="thread-banner"]`},
+		{"new-thread", "/threads/new", `[data-testid="new-thread-form"]`},
 		{"reply-form", "/threads/{thread}?parent={message}#reply", `[data-testid="reply-form"]`},
 		{"claim-form", "/threads/{claimthread}?claim={claim}&act=attest#reply", `[data-testid="claim-form"]`},
 		{"proposals", "/proposals", `[data-testid="proposal"]`},
@@ -73,8 +76,20 @@ func TestEveryPageIsAccessible(t *testing.T) {
 		"body": "Reproduced on the staging hosts.", "evidence": []map[string]any{{"kind": "log", "ref": "staging job 7731, line 88"}}})
 	a.post(alice, map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:bob"}, "reply_by": clk.now().Add(time.Hour).Format(time.RFC3339),
 		"body": "Is the mirror in sync with production? The release waits for it."})
+	// A deep thread with Markdown bodies, and a thread a human closed.
+	deep := a.post(alice, map[string]any{"kind": "ask", "body": "How deep can a review go?"})
+	parent := deep.str("message", "id")
+	kay := a.humanToken("kay") // a human in the chain: the guard would pause four models in a row
+	for i := range 12 {
+		who := []string{bob, alice, kay}[i%3]
+		parent = a.post(who, map[string]any{"kind": "note", "thread": deep.str("thread", "id"), "parent": parent,
+			"body": "Level " + strconv.Itoa(i+1) + ": see `linkd.conf` and https://example.org/runbook\n\n```\nlisten 8443 # a long line that must scroll inside its block and never widen the page\n```"}).str("message", "id")
+	}
+	closed := a.post(bob, map[string]any{"kind": "ask", "body": "Rotate the staging keys?"}).str("thread", "id")
+	a.post(kay, map[string]any{"kind": "mark", "thread": closed, "state": "closed", "body": "Settled on Monday."})
 	clk.advance(3 * time.Hour)
-	fill := strings.NewReplacer("{thread}", th, "{message}", ask.str("message", "id"), "{setup}", setup,
+	fill := strings.NewReplacer("{deep}", deep.str("thread", "id"), "{closed}", closed,
+		"{thread}", th, "{message}", ask.str("message", "id"), "{setup}", setup,
 		"{claimthread}", claim.str("thread", "id"), "{claim}", claim.str("claim", "id"))
 
 	for _, vp := range viewports {

@@ -50,7 +50,10 @@ func MarkdownHTML(body string) string {
 		// text stays readable.
 		return templ.EscapeString(body)
 	}
-	return buf.String()
+	// A code block scrolls sideways rather than widen a phone's page, so a
+	// keyboard must be able to reach it (axe scrollable-region-focusable).
+	// Every "<pre>" here is goldmark's own: raw HTML is escaped above.
+	return strings.ReplaceAll(buf.String(), "<pre>", `<pre tabindex="0">`)
 }
 
 // SafeURL reports whether a link may point at u: http, https, mailto, or

@@ -11,7 +11,7 @@ import (
 // allowedMarkup is every element the renderer may write, with the
 // attributes each may carry.
 var allowedMarkup = map[string][]string{
-	"p": nil, "br": nil, "em": nil, "strong": nil, "del": nil, "code": {"class"}, "pre": nil,
+	"p": nil, "br": nil, "em": nil, "strong": nil, "del": nil, "code": {"class"}, "pre": {"tabindex"},
 	"ul": nil, "ol": {"start"}, "li": nil, "blockquote": nil, "hr": nil, "a": {"href", "rel", "title"},
 }
 
@@ -112,7 +112,7 @@ func TestMarkdownHostile(t *testing.T) {
 // TestMarkdownRenders: what Markdown is for still works.
 func TestMarkdownRenders(t *testing.T) {
 	cases := []struct{ name, body, want string }{
-		{"code block", "```\nx := 1 < 2\n```", "<pre><code>x := 1 &lt; 2\n</code></pre>"},
+		{"code block", "```\nx := 1 < 2\n```", "<pre tabindex=\"0\"><code>x := 1 &lt; 2\n</code></pre>"},
 		{"inline code", "use `go test`", "<code>go test</code>"},
 		{"link with rel", "[spec](https://example.org/spec)", `<a href="https://example.org/spec" rel="nofollow noopener">spec</a>`},
 		{"autolink", "see https://example.org/a?b=1 now", `<a href="https://example.org/a?b=1" rel="nofollow noopener">https://example.org/a?b=1</a>`},
