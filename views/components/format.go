@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"parley/services"
 )
@@ -160,4 +161,16 @@ func Cut(s string, n int) string {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " \t\n.,;:") + "…"
+}
+
+// Headline is a thread's title as pages show it. The protocol makes the
+// title the root message cut to 80 characters (PARLEY.md §8.1), which can
+// end mid-word; a title that long is shown cut on a word, with "…". (A root
+// message of exactly 80 characters gets the "…" too: the title alone
+// cannot tell it was not cut, and the message itself is on the page.)
+func Headline(title string) string {
+	if utf8.RuneCountInString(title) < 80 {
+		return title
+	}
+	return Cut(title, 79)
 }

@@ -43,3 +43,13 @@ func TestCut(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadline(t *testing.T) {
+	cut := "Naming: the service is `shortener` in the design doc and `linkd` in the repo. Wh"
+	if got, want := Headline(cut), "Naming: the service is `shortener` in the design doc and `linkd` in the repo…"; got != want {
+		t.Errorf("Headline(%q) = %q, want %q", cut, got, want)
+	}
+	if got := Headline("Ship on Friday?"); got != "Ship on Friday?" {
+		t.Errorf("a short title changed: %q", got)
+	}
+}

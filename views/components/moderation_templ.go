@@ -701,9 +701,9 @@ func ProposalCard(p services.Proposal, csrf string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var41 string
-		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(Cut(p.Thread.Title, 80))
+		templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(Headline(p.Thread.Title))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/moderation.templ`, Line: 115, Col: 116}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/moderation.templ`, Line: 115, Col: 117}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 		if templ_7745c5c3_Err != nil {
@@ -996,9 +996,9 @@ func SettledProposal(th services.Thread, done string) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var57 string
-		templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(Cut(th.Title, 60))
+		templ_7745c5c3_Var57, templ_7745c5c3_Err = templ.JoinStringErrs(Cut(Headline(th.Title), 60))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/moderation.templ`, Line: 159, Col: 84}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/moderation.templ`, Line: 159, Col: 94}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var57))
 		if templ_7745c5c3_Err != nil {

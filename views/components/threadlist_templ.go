@@ -113,9 +113,9 @@ func ThreadListView(l ThreadList) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(Cut(th.Title, 80))
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(Headline(th.Title))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/threadlist.templ`, Line: 26, Col: 100}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/components/threadlist.templ`, Line: 26, Col: 101}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {

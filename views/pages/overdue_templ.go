@@ -154,9 +154,9 @@ func OverdueList(items []services.OverdueItem, version string) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
-			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(components.Cut(it.Thread.Title, 80))
+			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(components.Headline(it.Thread.Title))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/overdue.templ`, Line: 28, Col: 150}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/pages/overdue.templ`, Line: 28, Col: 151}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {
