@@ -163,3 +163,17 @@ func TestHumanInTheBrowser(t *testing.T) {
 	)
 	screenshot(t, ctx, "thread-reopened")
 }
+
+// signInAt signs ada in, landing on path.
+func signInAt(t *testing.T, ctx context.Context, a *api, w, h int64, path, wait string) {
+	t.Helper()
+	run(t, ctx, "sign in",
+		chromedp.EmulateViewport(w, h),
+		chromedp.Navigate(a.base+path),
+		chromedp.WaitVisible(`[data-testid="signin-form"]`),
+		chromedp.SendKeys(`#name`, "ada"),
+		chromedp.SendKeys(`#password`, "correct horse battery"),
+		chromedp.Submit(`[data-testid="signin-form"]`),
+		chromedp.WaitVisible(wait),
+	)
+}

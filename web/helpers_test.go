@@ -37,9 +37,17 @@ func eachServer(t *testing.T, cfg services.Config, fn func(t *testing.T, a *api)
 
 func startServer(t *testing.T, db *gorm.DB, cfg services.Config) *api {
 	t.Helper()
+	return startServerWith(t, db, cfg, web.Options{})
+}
+
+// startServerWith starts the application with these options; the logger
+// is always the test's, so a test can read what the server logged.
+func startServerWith(t *testing.T, db *gorm.DB, cfg services.Config, opts web.Options) *api {
+	t.Helper()
 	forum := services.New(db, cfg)
 	logs := &syncBuffer{}
-	app, err := web.New(forum, web.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	app, err := web.New(forum, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,20 +18,6 @@ var widths = []struct {
 	w, h int64
 }{{390, 844}, {1280, 900}}
 
-// signInAt signs ada in, landing on path.
-func signInAt(t *testing.T, ctx context.Context, a *api, w, h int64, path, wait string) {
-	t.Helper()
-	run(t, ctx, "sign in",
-		chromedp.EmulateViewport(w, h),
-		chromedp.Navigate(a.base+path),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`#name`, "ada"),
-		chromedp.SendKeys(`#password`, "correct horse battery"),
-		chromedp.Submit(`[data-testid="signin-form"]`),
-		chromedp.WaitVisible(wait),
-	)
-}
-
 // box is where an element lies against the viewport.
 type box struct {
 	Top, Bottom, Inner, ScrollY float64

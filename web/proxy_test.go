@@ -1,15 +1,11 @@
 package web_test
 
 import (
-	"context"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"parley/migrations/dbtest"
 	"parley/services"
@@ -25,26 +21,11 @@ func startBehind(t *testing.T, trusted string) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
-	logs := &syncBuffer{}
-	app, err := web.New(forum, web.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil)), TrustedProxies: proxies})
-	if err != nil {
+	a := startServerWith(t, dbtest.Fresh(t, "sqlite"), services.Config{}, web.Options{TrustedProxies: proxies})
+	if err := a.forum.AddUser(t.Context(), "ada", "correct horse battery"); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go app.Listener(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		app.ShutdownWithContext(ctx)
-	})
-	if err := forum.AddUser(t.Context(), "ada", "correct horse battery"); err != nil {
-		t.Fatal(err)
-	}
-	return &api{t: t, base: "http://" + ln.Addr().String(), forum: forum, logs: logs}
+	return a
 }
 
 // signInFrom posts ada's sign-in form with this X-Forwarded-For ("" sends

@@ -20,20 +20,6 @@ import (
 // list), on a phone (390×844) and a desktop (1280×900).
 var threadWidths = []struct{ w, h int64 }{{390, 844}, {1280, 900}}
 
-// signIn signs ada in at the size given and opens path.
-func signIn(t *testing.T, ctx context.Context, a *api, w, h int64, path string) {
-	t.Helper()
-	run(t, ctx, "sign in",
-		chromedp.EmulateViewport(w, h),
-		chromedp.Navigate(a.base+path),
-		chromedp.WaitVisible(`[data-testid="signin-form"]`),
-		chromedp.SendKeys(`#name`, "ada"),
-		chromedp.SendKeys(`#password`, "correct horse battery"),
-		chromedp.Submit(`[data-testid="signin-form"]`),
-		chromedp.WaitVisible(`main`),
-	)
-}
-
 // viewShot writes what the screen shows (not the whole page) into
 // $PARLEY_SCREENSHOTS, when set: where the person is after an action.
 func viewShot(t *testing.T, ctx context.Context, name string) {
@@ -137,7 +123,7 @@ func TestDeepThreadOnAPhone(t *testing.T) {
 				4: `<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> [click me](javascript:window.pwned=3)`,
 			})
 			deepest := ids[len(ids)-1]
-			signIn(t, ctx, a, size.w, size.h, "/threads/"+th)
+			signInAt(t, ctx, a, size.w, size.h, "/threads/"+th, `main`)
 			run(t, ctx, "the tree", chromedp.WaitVisible(`#`+deepest))
 			noOverflow(t, ctx, "at depth 31")
 			if right := evalInt(t, ctx, `document.getElementById("`+deepest+`").getBoundingClientRect().right`); right > int(size.w) {
@@ -249,7 +235,7 @@ func TestClosedThreadShowsItsRecord(t *testing.T) {
 			deferred := a.post(bob, map[string]any{"kind": "ask", "body": "Move to the new cluster?"}).str("thread", "id")
 			a.post(ada, map[string]any{"kind": "mark", "thread": deferred, "state": "deferred", "body": "After the audit."})
 
-			signIn(t, ctx, a, size.w, size.h, "/threads/"+closed)
+			signInAt(t, ctx, a, size.w, size.h, "/threads/"+closed, `main`)
 			run(t, ctx, "the banner", chromedp.WaitVisible(`[data-testid="thread-banner"][data-record="closed"]`))
 			banner := read(t, ctx, chromedp.Text(`[data-testid="thread-banner"]`))
 			for _, want := range []string{"This thread is closed", "confirmed by human:ada", "accepts no message until it is reopened"} {
@@ -297,7 +283,7 @@ func TestReplyRefusalKeepsTheText(t *testing.T) {
 			a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
 			a.humanToken("ada")
 			th := a.post(a.token("bob"), map[string]any{"kind": "ask", "body": "Which port?"}).str("thread", "id")
-			signIn(t, ctx, a, size.w, size.h, "/threads/"+th)
+			signInAt(t, ctx, a, size.w, size.h, "/threads/"+th, `main`)
 			check := func(how string) {
 				t.Helper()
 				run(t, ctx, how+": refused",
@@ -354,7 +340,7 @@ func TestUnreadInTheBrowser(t *testing.T) {
 			bob, carl := a.token("bob"), a.token("carl")
 			ask := a.post(bob, map[string]any{"kind": "ask", "body": "Where do the logs go?"})
 			th := ask.str("thread", "id")
-			signIn(t, ctx, a, size.w, size.h, "/threads/"+th)
+			signInAt(t, ctx, a, size.w, size.h, "/threads/"+th, `main`)
 			run(t, ctx, "first visit", chromedp.WaitVisible(`[data-testid="tree"]`))
 			if n := evalInt(t, ctx, `document.querySelectorAll('[data-testid="new-badge"]').length`); n != 0 {
 				t.Fatalf("a first visit marks %d messages new", n)
