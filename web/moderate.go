@@ -131,10 +131,12 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 			return err
 		}
 		if !isFragment(c) {
+			q := doneQuery(name, form)
 			if r != nil {
-				return r
+				// Back to the item, which keeps its buttons and says why.
+				q = url.Values{"refused": {string(r.Reason)}}
 			}
-			return c.Redirect(outcomeURL(fromProposals, thread, name, form), fiber.StatusSeeOther)
+			return c.Redirect(outcomeURL(fromProposals, thread, q), fiber.StatusSeeOther)
 		}
 		// The navigation's count of proposals refreshes at once; the
 		// thread page's live region too.
@@ -164,9 +166,19 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 }
 
 // outcomeURL is where a browser without JavaScript returns after an
-// action: the acted-on item's anchor, with the action named in the query
-// so the page can say what was done there.
-func outcomeURL(fromProposals bool, thread, action string, f modForm) string {
+// action: the acted-on item's anchor, with the outcome in the query (see
+// doneQuery) so the page can say there what was done, or why not.
+func outcomeURL(fromProposals bool, thread string, q url.Values) string {
+	if fromProposals {
+		q.Set("thread", thread)
+		return "/proposals?" + q.Encode() + "#" + components.ProposalID(thread)
+	}
+	return "/threads/" + url.PathEscape(thread) + "?" + q.Encode() + "#" + components.SectionID(thread)
+}
+
+// doneQuery names an action that was done, and its states: the page words
+// the outcome itself (outcomeOf), so a link cannot make it say anything.
+func doneQuery(action string, f modForm) url.Values {
 	q := url.Values{"done": {action}}
 	if f.State != "" {
 		q.Set("state", f.State)
@@ -174,11 +186,19 @@ func outcomeURL(fromProposals bool, thread, action string, f modForm) string {
 	if f.Proposal != "" {
 		q.Set("proposal", f.Proposal)
 	}
-	if fromProposals {
-		q.Set("thread", thread)
-		return "/proposals?" + q.Encode() + "#" + components.ProposalID(thread)
+	return q
+}
+
+// refusedOf reads the refusal a redirect carried: only a known reason,
+// said in the page's own words (components.Plain); nil otherwise.
+func refusedOf(c *fiber.Ctx) *services.Refusal {
+	reason := services.Reason(c.Query("refused"))
+	for _, r := range services.Reasons {
+		if r.Reason == reason {
+			return services.Refuse(reason, "nothing was changed")
+		}
 	}
-	return "/threads/" + url.PathEscape(thread) + "?" + q.Encode() + "#" + components.SectionID(thread)
+	return nil
 }
 
 // outcomeOf reads the outcome a redirect carried (see outcomeURL), or "".
@@ -199,8 +219,12 @@ func outcomeOf(c *fiber.Ctx) string {
 // thread page's own handler and changes nothing else.
 func (s *server) threadOutcome(c *fiber.Ctx) error {
 	id, ok := services.ParseThreadRef(c.Params("thread"))
-	if done := outcomeOf(c); done != "" && ok {
+	switch done, refused := outcomeOf(c), refusedOf(c); {
+	case !ok:
+	case done != "":
 		c.SetUserContext(components.WithOutcome(c.UserContext(), services.ThreadKey(id), done))
+	case refused != nil:
+		c.SetUserContext(components.WithRefusal(c.UserContext(), services.ThreadKey(id), refused))
 	}
 	return c.Next()
 }

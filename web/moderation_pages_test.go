@@ -102,6 +102,33 @@ func TestProposalsPageWithoutJavaScript(t *testing.T) {
 		if refused.Find(`#moderation-outcome-`+other+` [data-testid="refusal"]`).AttrOr("data-reason", "") != "state_changed" {
 			t.Fatalf("refusal in place: %q", refused.Text())
 		}
+		// Without JavaScript, a refusal returns to the item too: the
+		// thread's moderation section, or the proposal's card, says why in
+		// the page's own words and keeps its buttons.
+		resp = b.post("/threads/"+other+"/confirm", url.Values{"state": {"closed"}})
+		loc = resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "#moderation-"+other) || !strings.Contains(loc, "refused=state_changed") {
+			t.Fatalf("after a refused confirm: %d %q", resp.StatusCode, loc)
+		}
+		page = b.page("GET", strings.TrimSuffix(loc, "#moderation-"+other), nil, 200)
+		section := page.Find(`#moderation-` + other)
+		if section.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "state_changed" || section.Find(`button`).Length() == 0 {
+			t.Fatalf("the refusal on the thread page: %q", section.Text())
+		}
+		next := a.post(alice, map[string]any{"kind": "ask", "body": "Rotate the keys?"}).str("thread", "id")
+		a.post(alice, map[string]any{"kind": "mark", "thread": next, "state": "deferred", "body": "Later."})
+		resp = b.post("/proposals/"+next+"/confirm", url.Values{"state": {"obsolete"}})
+		loc = resp.Header.Get("Location")
+		back = b.page("GET", strings.TrimSuffix(loc, "#proposal-"+next), nil, 200)
+		card = back.Find(`#proposal-` + next)
+		if card.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "state_changed" || card.Find(`button`).Length() == 0 {
+			t.Fatalf("the refusal on the proposals page (%q): %q", loc, card.Text())
+		}
+		// Only a known reason is shown, in the page's words.
+		forged = b.page("GET", "/threads/"+other+"?refused=%3Cb%3Ehi", nil, 200)
+		if forged.Find(`[data-testid="refusal"]`).Length() != 0 {
+			t.Fatal("the refusal took text from the link")
+		}
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"parley/services"
+	"parley/views/components"
 	"parley/views/layout"
 	"parley/views/pages"
 )
@@ -25,6 +26,11 @@ func (s *server) proposalList(c *fiber.Ctx) error {
 	version := listVersion(threads)
 	p := page(c, "Proposals", "proposals")
 	if c.Path() != "/proposals/live" {
+		if id, ok := services.ParseThreadRef(c.Query("thread")); ok {
+			if r := refusedOf(c); r != nil {
+				c.SetUserContext(components.WithRefusal(c.UserContext(), services.ThreadKey(id), r))
+			}
+		}
 		return render(c, fiber.StatusOK, pages.Proposals(p, q, version, settledOf(c)))
 	}
 	if c.Query("v") == version {

@@ -11,12 +11,30 @@ import (
 // action a browser without JavaScript was redirected back with.
 type outcomeKey struct{}
 
-type outcome struct{ thread, text string }
+type outcome struct {
+	thread, text string
+	refusal      *services.Refusal
+}
 
 // WithOutcome carries the outcome of an action on thread into the page
 // rendered with ctx: that thread's moderation section shows it.
 func WithOutcome(ctx context.Context, thread, text string) context.Context {
-	return context.WithValue(ctx, outcomeKey{}, outcome{thread, text})
+	return context.WithValue(ctx, outcomeKey{}, outcome{thread: thread, text: text})
+}
+
+// WithRefusal carries the refusal of an action on thread into the page
+// rendered with ctx: the thread's moderation section (or its card on the
+// proposals page) says why, and keeps its buttons.
+func WithRefusal(ctx context.Context, thread string, r *services.Refusal) context.Context {
+	return context.WithValue(ctx, outcomeKey{}, outcome{thread: thread, refusal: r})
+}
+
+// RefusalFrom is the refusal WithRefusal carried for thread, or nil.
+func RefusalFrom(ctx context.Context, thread string) *services.Refusal {
+	if o, ok := ctx.Value(outcomeKey{}).(outcome); ok && o.thread == thread {
+		return o.refusal
+	}
+	return nil
 }
 
 // OutcomeFrom is the outcome WithOutcome carried for thread, or "".
@@ -25,6 +43,15 @@ func OutcomeFrom(ctx context.Context, thread string) string {
 		return o.text
 	}
 	return ""
+}
+
+// refusal is the refusal the section shows: the action's, or the one a
+// redirect carried.
+func (m Moderation) refusal(ctx context.Context) *services.Refusal {
+	if m.Refusal != nil {
+		return m.Refusal
+	}
+	return RefusalFrom(ctx, m.Thread.ID)
 }
 
 // FirstLines is the start of a body as a card quotes it: at most lines

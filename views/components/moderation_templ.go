@@ -81,7 +81,7 @@ func ModerationView(m Moderation) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ModerationOutcome(m.Thread.ID, m.done(ctx), m.Refusal).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ModerationOutcome(m.Thread.ID, m.done(ctx), m.refusal(ctx)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -731,7 +731,7 @@ func ProposalCard(p services.Proposal, csrf string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Outcome("result-"+p.Thread.ID, "", nil).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Outcome("result-"+p.Thread.ID, "", RefusalFrom(ctx, p.Thread.ID)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
