@@ -174,3 +174,11 @@ func Headline(title string) string {
 	}
 	return Cut(title, 79)
 }
+
+// Count says how many of a thing there are: "1 message", "3 messages".
+func Count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
+}

@@ -53,3 +53,11 @@ func TestHeadline(t *testing.T) {
 		t.Errorf("a short title changed: %q", got)
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 messages", 1: "1 message", 2: "2 messages"} {
+		if got := Count(n, "message"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
