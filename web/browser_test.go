@@ -177,3 +177,19 @@ func signInAt(t *testing.T, ctx context.Context, a *api, w, h int64, path, wait 
 		chromedp.WaitVisible(wait),
 	)
 }
+
+// widths are the screens the pages are tried on: a phone (390×844) and a
+// desktop (1280×900).
+var widths = []struct {
+	w, h int64
+}{{390, 844}, {1280, 900}}
+
+// scrollY is how far down the page is scrolled.
+func scrollY(t *testing.T, ctx context.Context) float64 {
+	t.Helper()
+	y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}

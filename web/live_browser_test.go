@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +18,18 @@ import (
 // and picked, without sending, another state in the re-mark choice, which
 // has the focus. An agent posts over the API: the new message appears in
 // under a second — the page learns of it from the /live stream, no polling
-// — and the typed text, the choice and the focus are as they were.
+// — and the typed text, the choice, the focus and the scroll position
+// are as they were (issue 15, item 9), on a phone and on a desktop. The
+// reply form opens on note (item 1) and says what another act would do.
 func TestLivePageKeepsWhatThePersonIsDoing(t *testing.T) {
+	for _, size := range widths {
+		t.Run(strconv.FormatInt(size.w, 10)+"px", func(t *testing.T) {
+			livePageKeeps(t, size.w, size.h)
+		})
+	}
+}
+
+func livePageKeeps(t *testing.T, w, h int64) {
 	ctx := browser(t)
 	a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
 	if err := a.forum.AddUser(context.Background(), "ada", "correct horse battery"); err != nil {
@@ -28,6 +40,7 @@ func TestLivePageKeepsWhatThePersonIsDoing(t *testing.T) {
 	a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "8443."})
 
 	run(t, ctx, "sign in and open the thread",
+		chromedp.EmulateViewport(w, h),
 		chromedp.Navigate(a.base+"/threads/"+th),
 		chromedp.WaitVisible(`[data-testid="signin-form"]`),
 		chromedp.SendKeys(`#name`, "ada"),
@@ -38,7 +51,11 @@ func TestLivePageKeepsWhatThePersonIsDoing(t *testing.T) {
 		chromedp.SetValue(`[data-testid="remark-state"]`, "deferred"),
 		chromedp.Focus(`[data-testid="remark-state"]`),
 	)
+	if kind := read(t, ctx, chromedp.Value(`#reply-kind`)); kind != "note" {
+		t.Fatalf("the reply form opens on %q, want note", kind)
+	}
 	time.Sleep(300 * time.Millisecond) // the page's stream is connected
+	before := scrollY(t, ctx)
 	a.post(bob, map[string]any{"kind": "note", "thread": th, "body": "Arrived live from the API."})
 	wait, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
@@ -51,7 +68,10 @@ func TestLivePageKeepsWhatThePersonIsDoing(t *testing.T) {
 	if typed != "Half a thought about the" || choice != "deferred" || focus != "remark-state" {
 		t.Fatalf("after the live update: reply %q, re-mark choice %q, focus on %q", typed, choice, focus)
 	}
-	screenshot(t, ctx, "live-update")
+	if after := scrollY(t, ctx); math.Abs(after-before) > 50 {
+		t.Fatalf("the live update moved the page from %.0f to %.0f", before, after)
+	}
+	screenshot(t, ctx, "live-update-"+strconv.FormatInt(w, 10))
 
 	// The reply form says what another act would do before it is sent.
 	run(t, ctx, "choose answer",

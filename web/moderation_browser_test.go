@@ -12,12 +12,6 @@ import (
 	"parley/services"
 )
 
-// widths are the screens the moderator's console is tried on: a phone
-// (390×844) and a desktop (1280×900).
-var widths = []struct {
-	w, h int64
-}{{390, 844}, {1280, 900}}
-
 // box is where an element lies against the viewport.
 type box struct {
 	Top, Bottom, Inner, ScrollY float64
@@ -34,15 +28,6 @@ func boxOf(t *testing.T, ctx context.Context, sel string) box {
 		t.Fatalf("%s: %v", sel, err)
 	}
 	return b
-}
-
-func scrollY(t *testing.T, ctx context.Context) float64 {
-	t.Helper()
-	y, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`window.scrollY`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return y
 }
 
 // TestModeratorSettlesAQueueOnAPhone is issue 15's "done when": a human

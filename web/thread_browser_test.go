@@ -18,7 +18,6 @@ import (
 
 // The thread page in Chromium (issue 15, items 2, 3, 5, 10 and the Bring
 // list), on a phone (390×844) and a desktop (1280×900).
-var threadWidths = []struct{ w, h int64 }{{390, 844}, {1280, 900}}
 
 // viewShot writes what the screen shows (not the whole page) into
 // $PARLEY_SCREENSHOTS, when set: where the person is after an action.
@@ -114,7 +113,7 @@ func chain(t *testing.T, a *api, levels int, bodies map[int]string) (string, []s
 // 50 px of where it was, the new message (level 32) is highlighted and on
 // screen, and the page is still no wider than the phone.
 func TestDeepThreadOnAPhone(t *testing.T) {
-	for _, size := range threadWidths {
+	for _, size := range widths {
 		t.Run(strconv.FormatInt(size.w, 10)+"px", func(t *testing.T) {
 			ctx := browser(t)
 			a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
@@ -224,7 +223,7 @@ func TestDeepThreadOnAPhone(t *testing.T) {
 // with its state of record and who set it, no Reply anywhere, and Reopen;
 // a deferred one offers only the acts it still takes (mark, reopen).
 func TestClosedThreadShowsItsRecord(t *testing.T) {
-	for _, size := range threadWidths {
+	for _, size := range widths {
 		t.Run(strconv.FormatInt(size.w, 10)+"px", func(t *testing.T) {
 			ctx := browser(t)
 			a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
@@ -277,7 +276,7 @@ func TestClosedThreadShowsItsRecord(t *testing.T) {
 // with what was typed and chosen, the refusal in plain words and its
 // reason in small print.
 func TestReplyRefusalKeepsTheText(t *testing.T) {
-	for _, size := range threadWidths {
+	for _, size := range widths {
 		t.Run(strconv.FormatInt(size.w, 10)+"px", func(t *testing.T) {
 			ctx := browser(t)
 			a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
@@ -332,7 +331,7 @@ func TestReplyRefusalKeepsTheText(t *testing.T) {
 // says "1 new" for a thread the human had read; the link leads to the new
 // message, marked new; after the visit the list says nothing new.
 func TestUnreadInTheBrowser(t *testing.T) {
-	for _, size := range threadWidths {
+	for _, size := range widths {
 		t.Run(strconv.FormatInt(size.w, 10)+"px", func(t *testing.T) {
 			ctx := browser(t)
 			a := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
