@@ -30,7 +30,7 @@ func (s *server) threadShow(c *fiber.Ctx) error {
 
 // threadPage renders the whole page.
 func (s *server) threadPage(c *fiber.Ctx, status int, v services.ThreadPageView, seen string, form templ.Component) error {
-	p := page(c, v.Thread.Title, "threads")
+	p := page(c, components.Headline(v.Thread.Title), "threads")
 	return render(c, status, pages.Thread(p, pages.ThreadView{ThreadPageView: v, Viewer: caller(c), Seen: seen}, form))
 }
 

@@ -165,10 +165,14 @@ func Cut(s string, n int) string {
 
 // Headline is a thread's title as pages show it. The protocol makes the
 // title the root message cut to 80 characters (PARLEY.md §8.1), which can
-// end mid-word; a title that long is shown cut on a word, with "…". (A root
-// message of exactly 80 characters gets the "…" too: the title alone
-// cannot tell it was not cut, and the message itself is on the page.)
+// run from a first line into the next, or end mid-word. A page shows the
+// first line; a one-line title that long is cut on a word, with "…". (A
+// root of exactly 80 characters gets the "…" too: the title alone cannot
+// tell it was not cut, and the message itself is on the page.)
 func Headline(title string) string {
+	if first, _, ok := strings.Cut(strings.TrimSpace(title), "\n"); ok {
+		return strings.TrimSpace(first)
+	}
 	if utf8.RuneCountInString(title) < 80 {
 		return title
 	}

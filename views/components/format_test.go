@@ -49,6 +49,9 @@ func TestHeadline(t *testing.T) {
 	if got, want := Headline(cut), "Naming: the service is `shortener` in the design doc and `linkd` in the repo…"; got != want {
 		t.Errorf("Headline(%q) = %q, want %q", cut, got, want)
 	}
+	if got := Headline("Which port?\n\n443 is the proxy's, and 8080 is parley's own; what is left for linkd"); got != "Which port?" {
+		t.Errorf("a question with details: %q", got)
+	}
 	if got := Headline("Ship on Friday?"); got != "Ship on Friday?" {
 		t.Errorf("a short title changed: %q", got)
 	}
