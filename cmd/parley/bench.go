@@ -26,6 +26,9 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "seed" {
 		return runBenchSeed(args[1:])
 	}
+	if len(args) > 0 && args[0] == "bare" {
+		return runBenchBare(args[1:])
+	}
 	if len(args) > 0 && args[0] == "search" {
 		return runBenchSearch(args[1:])
 	}
@@ -41,6 +44,8 @@ func runBench(args []string) error {
 	waiters := fs.Int("waiters", 0, "hold this many waiting inbox calls open during the run (the feed's load)")
 	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
+	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley bench bare` too, just before Parley")
+	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
 	var cfg config
 	cfg.dbFlag(fs)
@@ -78,20 +83,30 @@ func runBench(args []string) error {
 		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
 			*waiters, *streams, before, serverGoroutines(*pprofAddr))
 	}
-	for _, op := range strings.Split(*ops, ",") {
-		if op == "posts" && *withPgbench {
-			limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+	for range max(1, *rounds) {
+		for _, op := range strings.Split(*ops, ",") {
+			if op == "posts" && *withPgbench {
+				limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+				if err != nil {
+					return err
+				}
+				results = append(results, limit)
+			}
+			if *bareURL != "" && (op == "posts" || op == "read") {
+				r, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *duration, "")
+				if err != nil {
+					return err
+				}
+				r.Op += " (bare)"
+				results = append(results, r)
+			}
+			r, err := runOp(ctx, client, stage, op, *duration, *base2)
 			if err != nil {
 				return err
 			}
-			results = append(results, limit)
+			r.RSSMiB = peakRSS(*pid)
+			results = append(results, r)
 		}
-		r, err := runOp(ctx, client, stage, op, *duration, *base2)
-		if err != nil {
-			return err
-		}
-		r.RSSMiB = peakRSS(*pid)
-		results = append(results, r)
 	}
 	ratios(results)
 	if *asJSON {
