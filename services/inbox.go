@@ -131,7 +131,7 @@ func (f *Forum) turns(ctx context.Context, who Caller, ext string, since int64) 
 	return f.db.WithContext(ctx).Model(&models.Thread{}).
 		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
 		Where("threads.turn_seq > ?", since).
-		Where("threads.record_state NOT IN " + terminalList).
+		Where("threads.record_state NOT IN "+terminalList).
 		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, ext)
 }
 
