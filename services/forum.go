@@ -154,18 +154,16 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 		}
 		return pos, nil
 	}
-	res := tx.Model(&models.LogSequence{}).Where("id = ?", 1).Update("value", gorm.Expr("value + 1"))
-	if res.Error != nil {
-		return 0, fmt.Errorf("next log position: %w", res.Error)
-	}
-	if res.RowsAffected != 1 {
-		return 0, errors.New("next log position: counter row missing")
-	}
-	var seq models.LogSequence
-	if err := tx.First(&seq, 1).Error; err != nil {
+	// One statement: the counter incremented and read back (RETURNING,
+	// SQLite 3.35 and later).
+	var values []int64
+	if err := tx.Raw("UPDATE log_sequence SET value = value + 1 WHERE id = 1 RETURNING value").Scan(&values).Error; err != nil {
 		return 0, fmt.Errorf("next log position: %w", err)
 	}
-	return seq.Value, nil
+	if len(values) != 1 {
+		return 0, errors.New("next log position: counter row missing")
+	}
+	return values[0], nil
 }
 
 // settle runs read — a query of rows in ascending log position, which it

@@ -6,10 +6,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// lockThreadPG takes a thread's advisory lock (see lockThread). In an
-// action that publishes positions (a sink in its context: Post and the
-// other writers), the same statement also takes the transaction's first
-// log position, which nextSeq then hands out without a round trip of its
+// lockThreadPG takes a thread's advisory lock (see lockThread). In Post
+// (its sink asks for it), the same statement also takes the transaction's
+// first log position, which nextSeq then hands out without a round trip of its
 // own: a post is one statement shorter (pprof showed the post path bound
 // by round trips, not by Go).
 //
@@ -21,7 +20,7 @@ import (
 func lockThreadPG(tx *gorm.DB, id int64) error {
 	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
 	conn, inTx := tx.Statement.ConnPool.(*sql.Tx)
-	if !ok || !inTx || s.early.tx != nil {
+	if !ok || !inTx || !s.early.wanted || s.early.tx != nil {
 		return tx.Exec("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)", int32(id)).Error
 	}
 	var pos int64
@@ -36,10 +35,16 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 
 // earlyPosition is a log position taken ahead of nextSeq, for the one
 // transaction that took it.
+//
+// Only Post asks for one: taking a position gives the transaction its id,
+// and a transaction with an id writes (and flushes) a commit record even
+// if it wrote nothing else — a post always writes, while an escalation or
+// a confirm that finds nothing to do would pay an fsync for nothing.
 type earlyPosition struct {
-	tx   *sql.Tx // nil: none
-	pos  int64
-	used bool
+	wanted bool
+	tx     *sql.Tx // nil: none
+	pos    int64
+	used   bool
 }
 
 // takeEarlyPosition hands out the position lockThreadPG took, once, and

@@ -36,6 +36,7 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	}
 	var out Posted
 	ctx, written := withSink(ctx)
+	written.early.wanted = true // see lockThreadPG
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err

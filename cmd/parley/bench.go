@@ -45,6 +45,7 @@ func runBench(args []string) error {
 	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
 	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley bench bare` too, just before Parley")
+	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
 	var cfg config
@@ -93,18 +94,22 @@ func runBench(args []string) error {
 				results = append(results, limit)
 			}
 			if *bareURL != "" && (op == "posts" || op == "read") {
+				cpu := cpuSeconds(*barePid)
 				r, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *duration, "")
 				if err != nil {
 					return err
 				}
 				r.Op += " (bare)"
+				r.setCPU(cpu, cpuSeconds(*barePid))
 				results = append(results, r)
 			}
+			cpu := cpuSeconds(*pid)
 			r, err := runOp(ctx, client, stage, op, *duration, *base2)
 			if err != nil {
 				return err
 			}
 			r.RSSMiB = peakRSS(*pid)
+			r.setCPU(cpu, cpuSeconds(*pid))
 			results = append(results, r)
 		}
 	}
@@ -300,4 +305,29 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// cpuSeconds is the CPU time (user and system) a process has used so far,
+// from /proc (0 when pid is unset or unknown). The machine is shared and
+// noisy: a server's CPU time per operation moves much less with the load
+// around it than its throughput does.
+func cpuSeconds(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th, in clock ticks.
+	_, rest, ok := strings.Cut(string(raw), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0
+	}
+	var utime, stime float64
+	fmt.Sscan(fields[11], &utime)
+	fmt.Sscan(fields[12], &stime)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
 }

@@ -57,13 +57,19 @@ func runBenchBare(args []string) error {
 		return err
 	}
 	defer pool.Close()
+	app := bareApp(pool)
+	go func() { <-ctx.Done(); app.Shutdown() }()
+	fmt.Fprintf(os.Stderr, "bare handler listening on %s\n", *addr)
+	return app.Listen(*addr)
+}
+
+// bareApp routes the two endpoints.
+func bareApp(pool *pgxpool.Pool) *fiber.App {
 	b := &bare{pool: pool}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.Get("/api/v1/threads/:thread", b.read)
 	app.Post("/api/v1/messages", b.post)
-	go func() { <-ctx.Done(); app.Shutdown() }()
-	fmt.Fprintf(os.Stderr, "bare handler listening on %s\n", *addr)
-	return app.Listen(*addr)
+	return app
 }
 
 type bare struct{ pool *pgxpool.Pool }
@@ -131,8 +137,11 @@ func (b *bare) read(c *fiber.Ctx) error {
 	if err != nil {
 		return c.SendStatus(404)
 	}
-	rows, err := b.pool.Query(ctx, `SELECT id, thread_id, parent_id, kind, author_identity, author_extension, author_kind, body,
-		awaiting_identity, awaiting_extension, created_at FROM messages WHERE thread_id = $1 ORDER BY id`, id)
+	// The columns Parley's tree reads (services.treeColumns), so that both
+	// move the same bytes.
+	rows, err := b.pool.Query(ctx, `SELECT id, thread_id, parent_id, depth, kind, author_identity, author_extension, author_kind,
+		author_badge, body, provenance_model, provenance_client, to_identity, to_extension, state, claim_id,
+		awaiting_identity, awaiting_extension, created_at, reply_by FROM messages WHERE thread_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return err
 	}
@@ -141,15 +150,26 @@ func (b *bare) read(c *fiber.Ctx) error {
 	roots := []*services.Message{}
 	for rows.Next() {
 		var mid, tid int64
-		var parent *int64
-		var ext, ai, ae string
+		var parent, claim *int64
+		var depth int
+		var ext, model, client, toID, toExt, ai, ae string
 		m := &services.Message{Parley: "1", Replies: []*services.Message{}}
-		if err := rows.Scan(&mid, &tid, &parent, &m.Kind, &m.From.Identity, &ext, &m.AuthorKind, &m.Body, &ai, &ae, &m.CreatedAt); err != nil {
+		if err := rows.Scan(&mid, &tid, &parent, &depth, &m.Kind, &m.From.Identity, &ext, &m.AuthorKind,
+			&m.From.Badge, &m.Body, &model, &client, &toID, &toExt, &m.State, &claim, &ai, &ae, &m.CreatedAt, &m.ReplyBy); err != nil {
 			return err
 		}
 		m.ID, m.Thread, m.From.Extension = services.MessageKey(mid), services.ThreadKey(tid), bareOptional(ext)
 		if ai != "" {
 			m.Awaiting = &services.Awaiting{Identity: ai, Extension: bareOptional(ae)}
+		}
+		if model != "" || client != "" {
+			m.Provenance = &services.Provenance{Model: model, Client: client}
+		}
+		if toID != "" {
+			m.To = &services.Address{Identity: toID, Extension: toExt}
+		}
+		if claim != nil {
+			m.Claim = bareOptional(services.ClaimKey(*claim))
 		}
 		byID[mid] = m
 		if parent == nil || byID[*parent] == nil {
