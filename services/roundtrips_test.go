@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"parley/models"
 	"parley/services"
 )
 
@@ -79,6 +80,9 @@ func TestPostRoundTrips(t *testing.T) {
 		// SQLite takes no lock (its writer is alone) but counts its log
 		// positions in a row of their own.
 		wantPost, wantRead := 8, 5
+		if models.Dialect(w.db) == "postgres" {
+			wantRead = 4 // the tree's query goes to pgx itself (threadMessagesPgx), unseen by GORM
+		}
 		if post != wantPost || read != wantRead {
 			t.Errorf("a post sent %d statements, a read %d; want %d and %d", post, read, wantPost, wantRead)
 		}
