@@ -244,7 +244,7 @@ func findParent(tx *gorm.DB, th models.Thread, id int64) (models.Message, error)
 		id = th.RootMessageID
 	}
 	var parent models.Message
-	err := tx.First(&parent, id).Error
+	err := tx.Select(messageColumns).First(&parent, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return parent, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}

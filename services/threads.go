@@ -84,6 +84,10 @@ var (
 		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
 		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
 	treeColumnsLeftOut = []string{"body_hash", "chain_len", "search"} // search: PostgreSQL's tsvector
+	// messageColumns are the columns of models.Message: every column but
+	// PostgreSQL's search vector, which "SELECT *" would send and decode
+	// for nothing (a post reads its parent with them).
+	messageColumns = append(append([]string{}, treeColumns...), "body_hash", "chain_len")
 )
 
 // threadMessages reads a thread's messages in creation order, in one query
