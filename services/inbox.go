@@ -188,7 +188,8 @@ func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[
 		ids[i] = th.TurnMessageID
 	}
 	var rows []models.Message
-	if err := f.db.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+	// Not "SELECT *": PostgreSQL's search vector is not shown (messageColumns).
+	if err := f.db.WithContext(ctx).Select(messageColumns).Where("id IN ?", ids).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("inbox messages: %w", err)
 	}
 	out := make(map[int64]models.Message, len(rows))
