@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
+
+	"parley/models"
 )
 
 // inboxTurns selects the first limit turns after since in the caller's
@@ -25,6 +27,11 @@ import (
 // PostgreSQL can prove a generic plan's predicate implies the partial
 // index's and SQLite matches it term for term.
 func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int) *gorm.DB {
+	sql, args := inboxTurnsSQL(who, ext, since, limit)
+	return f.db.WithContext(ctx).Raw(sql, args...)
+}
+
+func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []any) {
 	branch := `SELECT * FROM (SELECT threads.* FROM threads
 		JOIN messages turn ON turn.id = threads.turn_message_id
 		WHERE threads.awaiting_identity = ? %s AND threads.turn_seq > ?
@@ -41,7 +48,40 @@ func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since in
 	mineArgs = append(mineArgs, since, who.Identity, ext, limit)
 	anyArgs := []any{anyone.identity, since, who.Identity, ext, limit}
 	sql := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
-	return f.db.WithContext(ctx).Raw(sql, append(append(mineArgs, anyArgs...), limit)...)
+	return sql, append(append(mineArgs, anyArgs...), limit)
+}
+
+// ExplainInbox shows how the database reads the first page of an inbox
+// (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
+// BUFFERS when analyze is set), SQLite's query plan. For operators,
+// benchmarks and the test that keeps the plan index-ordered.
+func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
+	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
+	explain, col := "EXPLAIN QUERY PLAN ", 3
+	if models.Dialect(f.db) == "postgres" {
+		explain, col = "EXPLAIN ", 0
+		if analyze {
+			explain = "EXPLAIN (ANALYZE, BUFFERS) "
+		}
+	}
+	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
+	if err != nil {
+		return "", fmt.Errorf("explain inbox: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return "", fmt.Errorf("explain inbox: %w", err)
+		}
+		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
+	}
+	return strings.Join(lines, "\n"), rows.Err()
 }
 
 // terminalList is terminalStates as an SQL list of literals.

@@ -84,7 +84,8 @@ func runBench(args []string) error {
 		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
 			*waiters, *streams, before, serverGoroutines(*pprofAddr))
 	}
-	for range max(1, *rounds) {
+	for round := range max(1, *rounds) {
+		stage.round = round // the guard refuses a body said before
 		for _, op := range strings.Split(*ops, ",") {
 			if op == "posts" && *withPgbench {
 				limit, err := runPgbench(cfg.db, stage, *agents, *duration)
@@ -178,6 +179,7 @@ type stage struct {
 	threads []string // 1,000 threads for posts
 	big     string   // a thread of 500 messages, for reads
 	hot     *hotThread
+	round   int // of --rounds, in the bodies
 }
 
 type benchAgent struct {
