@@ -20,6 +20,8 @@ import (
 //
 //	parley bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
 //	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
+//	             [--pgbench] [--bare URL] [--bare-pid PID] [--rounds N]
+//	parley bench bare --db URL [--addr 127.0.0.1:18092]
 //	parley bench seed --db URL [--threads 100000] [--messages 1000000]
 //	parley bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
 func runBench(args []string) error {
@@ -32,7 +34,7 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "search" {
 		return runBenchSearch(args[1:])
 	}
-	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID]")
+	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
 	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
