@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"parley/models"
 )
@@ -156,14 +157,16 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 	}
 	// One statement: the counter incremented and read back (RETURNING,
 	// SQLite 3.35 and later).
-	var values []int64
-	if err := tx.Raw("UPDATE log_sequence SET value = value + 1 WHERE id = 1 RETURNING value").Scan(&values).Error; err != nil {
-		return 0, fmt.Errorf("next log position: %w", err)
+	var seq models.LogSequence
+	res := tx.Model(&seq).Clauses(clause.Returning{Columns: []clause.Column{{Name: "value"}}}).
+		Where("id = ?", 1).Update("value", gorm.Expr("value + 1"))
+	if res.Error != nil {
+		return 0, fmt.Errorf("next log position: %w", res.Error)
 	}
-	if len(values) != 1 {
+	if res.RowsAffected != 1 {
 		return 0, errors.New("next log position: counter row missing")
 	}
-	return values[0], nil
+	return seq.Value, nil
 }
 
 // settle runs read — a query of rows in ascending log position, which it
