@@ -6,8 +6,9 @@ import (
 	"gorm.io/gorm"
 )
 
-// lockThreadPG takes a thread's advisory lock (see lockThread). In Post
-// (its sink asks for it), the same statement also takes the transaction's
+// lockThreadPG takes a thread's advisory lock (see lockThread). When the
+// caller asked for it (wantEarlyPosition: a reply, at the last lock its
+// transaction takes), the same statement also takes the transaction's
 // first log position, which nextSeq then hands out without a round trip of its
 // own: a post is one statement shorter (pprof showed the post path bound
 // by round trips, not by Go).
@@ -16,7 +17,10 @@ import (
 // 0 keeps it from being flattened), so the transaction id — given by
 // pg_current_xact_id — is assigned only once the lock is held: a
 // transaction that waited still carries a younger id than the one it
-// waited for, as lockThread requires.
+// waited for, as lockThread requires. It must be the transaction's last
+// lock: a transaction that took its id and then waited for another lock
+// would carry an older id than the writer it waited for, and its positions
+// in that thread would come before that writer's.
 func lockThreadPG(tx *gorm.DB, id int64) error {
 	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
 	conn, inTx := tx.Statement.ConnPool.(*sql.Tx)
@@ -33,13 +37,22 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 	return nil
 }
 
+// wantEarlyPosition asks the next lockThread of tx's action, which must be
+// its last, to take the first log position with the lock.
+func wantEarlyPosition(tx *gorm.DB) {
+	if s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink); ok && s.early.tx == nil {
+		s.early.wanted = true
+	}
+}
+
 // earlyPosition is a log position taken ahead of nextSeq, for the one
 // transaction that took it.
 //
-// Only Post asks for one: taking a position gives the transaction its id,
-// and a transaction with an id writes (and flushes) a commit record even
-// if it wrote nothing else — a post always writes, while an escalation or
-// a confirm that finds nothing to do would pay an fsync for nothing.
+// Only a reply asks for one: taking a position gives the transaction its
+// id, and a transaction with an id writes (and flushes) a commit record
+// even if it wrote nothing else — a reply always writes, while an
+// escalation or a confirm that finds nothing to do would pay an fsync for
+// nothing.
 type earlyPosition struct {
 	wanted bool
 	tx     *sql.Tx // nil: none

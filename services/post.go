@@ -36,7 +36,6 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	}
 	var out Posted
 	ctx, written := withSink(ctx)
-	written.early.wanted = true // see lockThreadPG
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
@@ -109,6 +108,10 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 
 // reply stores an envelope inside an existing thread.
 func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
+	// The thread's lock is the last this transaction takes (those of
+	// superseded claims' threads came first, in lockSuperseded), so it may
+	// also take the first log position (see lockThreadPG).
+	wantEarlyPosition(tx)
 	th, err := lockThread(tx, env.ThreadID)
 	if err != nil {
 		return Posted{}, err
