@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"parley/models"
 )
@@ -128,6 +129,11 @@ const positionsPerTx = 1 << 20
 // xidOffset reads the offset added to transaction ids (see positionsPerTx).
 const xidOffset = "(SELECT value FROM log_sequence WHERE id = 1)"
 
+// positionSQL selects the transaction's next log position (PostgreSQL);
+// its one parameter is positionsPerTx.
+const positionSQL = `(pg_current_xact_id()::text::bigint + ` + xidOffset + `) * ? +
+	set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`
+
 // nextSeq takes the next position in the log for the current transaction.
 func nextSeq(tx *gorm.DB) (pos int64, err error) {
 	defer func() {
@@ -136,10 +142,11 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 		}
 	}()
 	if models.Dialect(tx) == "postgres" {
+		if pos, ok := takeEarlyPosition(tx); ok {
+			return pos, nil
+		}
 		var pos int64
-		err := tx.Raw(`SELECT (pg_current_xact_id()::text::bigint + `+xidOffset+`) * ? +
-			set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`,
-			positionsPerTx).Scan(&pos).Error
+		err := tx.Raw(`SELECT `+positionSQL, positionsPerTx).Scan(&pos).Error
 		if err != nil {
 			return 0, fmt.Errorf("next log position: %w", err)
 		}
@@ -148,16 +155,16 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 		}
 		return pos, nil
 	}
-	res := tx.Model(&models.LogSequence{}).Where("id = ?", 1).Update("value", gorm.Expr("value + 1"))
+	// One statement: the counter incremented and read back (RETURNING,
+	// SQLite 3.35 and later).
+	var seq models.LogSequence
+	res := tx.Model(&seq).Clauses(clause.Returning{Columns: []clause.Column{{Name: "value"}}}).
+		Where("id = ?", 1).Update("value", gorm.Expr("value + 1"))
 	if res.Error != nil {
 		return 0, fmt.Errorf("next log position: %w", res.Error)
 	}
 	if res.RowsAffected != 1 {
 		return 0, errors.New("next log position: counter row missing")
-	}
-	var seq models.LogSequence
-	if err := tx.First(&seq, 1).Error; err != nil {
-		return 0, fmt.Errorf("next log position: %w", err)
 	}
 	return seq.Value, nil
 }
@@ -256,7 +263,7 @@ func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
 	if models.Dialect(tx) == "postgres" {
 		// Keyed by the threads table's oid and the thread id, so that forums
 		// in other schemas of the same database never wait on each other.
-		if err := tx.Exec("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)", int32(id)).Error; err != nil {
+		if err := lockThreadPG(tx, id); err != nil {
 			return models.Thread{}, fmt.Errorf("lock thread: %w", err)
 		}
 	}

@@ -103,6 +103,7 @@ func (h *hub) advance(pos int64, audience ...string) {
 type sink struct {
 	max      int64
 	audience []string
+	early    earlyPosition // see lockThreadPG
 }
 
 type sinkKey struct{}

@@ -86,12 +86,8 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
 	var threads []models.Thread
 	keep, err := f.settle(ctx, func() ([]int64, error) {
-		db, err := f.inboxScope(ctx, who, extension)
-		if err != nil {
-			return nil, err
-		}
 		threads = nil
-		if err := db.Where("threads.turn_seq > ?", since).Order("threads.turn_seq").Limit(limit).Find(&threads).Error; err != nil {
+		if err := f.inboxTurns(ctx, who, extension, since, limit).Scan(&threads).Error; err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
 		if who.Human() || who.LockHolder() {
@@ -135,7 +131,7 @@ func (f *Forum) turns(ctx context.Context, who Caller, ext string, since int64) 
 	return f.db.WithContext(ctx).Model(&models.Thread{}).
 		Joins("JOIN messages turn ON turn.id = threads.turn_message_id").
 		Where("threads.turn_seq > ?", since).
-		Where("threads.record_state NOT IN ?", terminalStates()).
+		Where("threads.record_state NOT IN "+terminalList).
 		Where("NOT (turn.author_identity = ? AND turn.author_extension = ?)", who.Identity, ext)
 }
 
@@ -192,7 +188,8 @@ func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[
 		ids[i] = th.TurnMessageID
 	}
 	var rows []models.Message
-	if err := f.db.WithContext(ctx).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+	// Not "SELECT *": PostgreSQL's search vector is not shown (messageColumns).
+	if err := f.db.WithContext(ctx).Select(messageColumns).Where("id IN ?", ids).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("inbox messages: %w", err)
 	}
 	out := make(map[int64]models.Message, len(rows))

@@ -108,6 +108,10 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 
 // reply stores an envelope inside an existing thread.
 func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
+	// The thread's lock is the last this transaction takes (those of
+	// superseded claims' threads came first, in lockSuperseded), so it may
+	// also take the first log position (see lockThreadPG).
+	wantEarlyPosition(tx)
 	th, err := lockThread(tx, env.ThreadID)
 	if err != nil {
 		return Posted{}, err
@@ -243,7 +247,7 @@ func findParent(tx *gorm.DB, th models.Thread, id int64) (models.Message, error)
 		id = th.RootMessageID
 	}
 	var parent models.Message
-	err := tx.First(&parent, id).Error
+	err := tx.Select(messageColumns).First(&parent, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return parent, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}

@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -41,41 +42,72 @@ func (f *Forum) Meter(ctx context.Context, who Caller, operation string) error {
 	if who.Identity == "" {
 		return Refuse(TokenMissing, "send Authorization: Bearer <token>")
 	}
-	if err := f.count(ctx, who, bucketRequests, f.limits.RequestsPerMinute); err != nil {
-		return err
-	}
+	buckets := []bucketLimit{{bucketRequests, f.limits.RequestsPerMinute}}
 	if operation == "post" {
-		return f.count(ctx, who, bucketPosts, f.limits.PostsPerMinute)
+		buckets = append(buckets, bucketLimit{bucketPosts, f.limits.PostsPerMinute})
 	}
-	return nil
+	return f.count(ctx, who, buckets)
 }
 
-func (f *Forum) count(ctx context.Context, who Caller, bucket string, limit int) error {
-	if limit <= 0 || who.TokenID == 0 {
+type bucketLimit struct {
+	bucket string
+	limit  int
+}
+
+// count counts one request in each bucket with a limit, in one statement
+// (a post counts against two: one round trip less per post), and refuses
+// the first bucket, in the order given, that went over its limit.
+//
+// Reading: a request refused for its requests bucket still counts as a
+// post. This changes nothing anyone sees: once the requests bucket is over,
+// every request of the token is refused until that window ends, and the
+// posts window ends with it.
+func (f *Forum) count(ctx context.Context, who Caller, buckets []bucketLimit) error {
+	if who.TokenID == 0 {
 		return nil
 	}
 	now := f.now().UTC()
 	window := now.Truncate(time.Minute)
-	var n int
-	err := f.db.WithContext(ctx).Raw(`INSERT INTO rate_windows (token_id, bucket, window_start, count) VALUES (?, ?, ?, 1)
+	var values []string
+	var args []any
+	for _, b := range buckets {
+		if b.limit > 0 {
+			values = append(values, "(?, ?, ?, 1)")
+			args = append(args, who.TokenID, b.bucket, window.Unix())
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	var counted []struct {
+		Bucket string
+		Count  int
+	}
+	err := f.db.WithContext(ctx).Raw(`INSERT INTO rate_windows (token_id, bucket, window_start, count) VALUES `+strings.Join(values, ", ")+`
 		ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
-		RETURNING count`, who.TokenID, bucket, window.Unix()).Scan(&n).Error
+		RETURNING bucket, count`, args...).Scan(&counted).Error
 	if err != nil {
 		return fmt.Errorf("rate limit: %w", err)
 	}
-	if n == 1 {
-		// First request of a new window: forget the token's older ones.
-		err := f.db.WithContext(ctx).Exec("DELETE FROM rate_windows WHERE token_id = ? AND bucket = ? AND window_start < ?",
-			who.TokenID, bucket, window.Unix()).Error
-		if err != nil {
-			return fmt.Errorf("rate limit: %w", err)
+	over := map[string]int{}
+	for _, c := range counted {
+		if c.Count == 1 {
+			// First request of a new window: forget the token's older ones.
+			err := f.db.WithContext(ctx).Exec("DELETE FROM rate_windows WHERE token_id = ? AND bucket = ? AND window_start < ?",
+				who.TokenID, c.Bucket, window.Unix()).Error
+			if err != nil {
+				return fmt.Errorf("rate limit: %w", err)
+			}
 		}
+		over[c.Bucket] = c.Count
 	}
-	if n > limit {
-		retry := int(window.Add(time.Minute).Sub(now).Seconds() + 0.999)
-		r := Refuse(RateLimited, "more than %d %s per minute for this token; retry in %d s", limit, bucket, retry)
-		r.RetryAfter = retry
-		return r
+	for _, b := range buckets {
+		if b.limit > 0 && over[b.bucket] > b.limit {
+			retry := int(window.Add(time.Minute).Sub(now).Seconds() + 0.999)
+			r := Refuse(RateLimited, "more than %d %s per minute for this token; retry in %d s", b.limit, b.bucket, retry)
+			r.RetryAfter = retry
+			return r
+		}
 	}
 	return nil
 }

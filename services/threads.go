@@ -65,7 +65,7 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 		}
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
-	rows, err := threadMessages(db, id)
+	rows, err := threadMessages(db, id, th.MessageCount)
 	if err != nil {
 		return ThreadView{}, fmt.Errorf("read thread: %w", err)
 	}
@@ -84,18 +84,29 @@ var (
 		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
 		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
 	treeColumnsLeftOut = []string{"body_hash", "chain_len", "search"} // search: PostgreSQL's tsvector
+	// messageColumns are the columns of models.Message: every column but
+	// PostgreSQL's search vector, which "SELECT *" would send and decode
+	// for nothing (a post reads its parent with them).
+	messageColumns = append(append([]string{}, treeColumns...), "body_hash", "chain_len")
 )
 
 // threadMessages reads a thread's messages in creation order, in one query
 // scanned by hand: the thread tree is the largest answer Parley gives, and
 // the generic struct scan cost a third of its time.
-func threadMessages(db *gorm.DB, thread int64) ([]models.Message, error) {
+//
+// hint is how many messages to expect (the thread's message count).
+func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, error) {
+	if models.Dialect(db) == "postgres" {
+		if out, ok, err := threadMessagesPgx(db.Statement.Context, db, thread, hint); ok {
+			return out, err
+		}
+	}
 	rows, err := db.Raw("SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = ? ORDER BY id", thread).Rows()
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []models.Message
+	out := make([]models.Message, 0, hint)
 	for rows.Next() {
 		var m models.Message
 		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,

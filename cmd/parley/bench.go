@@ -20,16 +20,21 @@ import (
 //
 //	parley bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
 //	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
+//	             [--pgbench] [--bare URL] [--bare-pid PID] [--rounds N]
+//	parley bench bare --db URL [--addr 127.0.0.1:18092]
 //	parley bench seed --db URL [--threads 100000] [--messages 1000000]
 //	parley bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
 func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "seed" {
 		return runBenchSeed(args[1:])
 	}
+	if len(args) > 0 && args[0] == "bare" {
+		return runBenchBare(args[1:])
+	}
 	if len(args) > 0 && args[0] == "search" {
 		return runBenchSearch(args[1:])
 	}
-	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID]")
+	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
 	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
@@ -41,6 +46,9 @@ func runBench(args []string) error {
 	waiters := fs.Int("waiters", 0, "hold this many waiting inbox calls open during the run (the feed's load)")
 	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
+	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley bench bare` too, just before Parley")
+	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
+	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
 	var cfg config
 	cfg.dbFlag(fs)
@@ -78,20 +86,35 @@ func runBench(args []string) error {
 		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
 			*waiters, *streams, before, serverGoroutines(*pprofAddr))
 	}
-	for _, op := range strings.Split(*ops, ",") {
-		if op == "posts" && *withPgbench {
-			limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+	for round := range max(1, *rounds) {
+		stage.round = round // the guard refuses a body said before
+		for _, op := range strings.Split(*ops, ",") {
+			if op == "posts" && *withPgbench {
+				limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+				if err != nil {
+					return err
+				}
+				results = append(results, limit)
+			}
+			if *bareURL != "" && (op == "posts" || op == "read") {
+				cpu := cpuSeconds(*barePid)
+				r, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *duration, "")
+				if err != nil {
+					return err
+				}
+				r.Op += " (bare)"
+				r.setCPU(cpu, cpuSeconds(*barePid))
+				results = append(results, r)
+			}
+			cpu := cpuSeconds(*pid)
+			r, err := runOp(ctx, client, stage, op, *duration, *base2)
 			if err != nil {
 				return err
 			}
-			results = append(results, limit)
+			r.RSSMiB = peakRSS(*pid)
+			r.setCPU(cpu, cpuSeconds(*pid))
+			results = append(results, r)
 		}
-		r, err := runOp(ctx, client, stage, op, *duration, *base2)
-		if err != nil {
-			return err
-		}
-		r.RSSMiB = peakRSS(*pid)
-		results = append(results, r)
 	}
 	ratios(results)
 	if *asJSON {
@@ -158,6 +181,7 @@ type stage struct {
 	threads []string // 1,000 threads for posts
 	big     string   // a thread of 500 messages, for reads
 	hot     *hotThread
+	round   int // of --rounds, in the bodies
 }
 
 type benchAgent struct {
@@ -285,4 +309,29 @@ func peakRSS(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// cpuSeconds is the CPU time (user and system) a process has used so far,
+// from /proc (0 when pid is unset or unknown). The machine is shared and
+// noisy: a server's CPU time per operation moves much less with the load
+// around it than its throughput does.
+func cpuSeconds(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th, in clock ticks.
+	_, rest, ok := strings.Cut(string(raw), ") ")
+	fields := strings.Fields(rest)
+	if !ok || len(fields) < 13 {
+		return 0
+	}
+	var utime, stime float64
+	fmt.Sscan(fields[11], &utime)
+	fmt.Sscan(fields[12], &stime)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
 }

@@ -182,7 +182,7 @@ func (w *worker) loop(ctx context.Context, op string) ([]time.Duration, map[stri
 func (w *worker) once(ctx context.Context, op string) (int, map[string]any, http.Header, error) {
 	w.seq++
 	note := func(thread string) map[string]any {
-		return map[string]any{"kind": "note", "thread": thread, "body": fmt.Sprintf("agent %d, note %d: a measured remark", w.n, w.seq),
+		return map[string]any{"kind": "note", "thread": thread, "body": fmt.Sprintf("agent %d, note %d.%d: a measured remark", w.n, w.st.round, w.seq),
 			"from": map[string]any{"extension": fmt.Sprintf("w%d", w.seq%4)}}
 	}
 	switch op {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -24,12 +25,31 @@ type benchResult struct {
 	// OfLimit is posts/s as a share of the pgbench limit measured in the
 	// same run, when there is one.
 	OfLimit float64 `json:"of_limit,omitempty"`
+	// OfBare is ops/s as a share of the bare handler's for the same
+	// operation just before, when there is one (--bare).
+	OfBare float64 `json:"of_bare,omitempty"`
+	// CPUms is the server's CPU time per operation (--server-pid, or
+	// --bare-pid for the bare handler).
+	CPUms float64 `json:"server_cpu_ms_per_op,omitempty"`
+}
+
+func (r *benchResult) setCPU(before, after float64) {
+	if after > before && r.Ops > 0 {
+		r.CPUms = (after - before) * 1000 / float64(r.Ops)
+	}
 }
 
 // ratios sets OfLimit on every post operation after a pgbench limit.
 func ratios(results []benchResult) {
-	limit := 0.0
+	limit, bare := 0.0, map[string]float64{}
 	for i, r := range results {
+		if op, ok := strings.CutSuffix(r.Op, " (bare)"); ok {
+			bare[op] = r.PerSecond
+			continue
+		}
+		if b := bare[r.Op]; b > 0 && r.Transport == "http" {
+			results[i].OfBare = r.PerSecond / b
+		}
 		switch {
 		case r.Transport == "sql":
 			limit = r.PerSecond
@@ -57,7 +77,7 @@ func summarize(op, transport string, agents int, took time.Duration, lat []time.
 
 func printTable(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\t")
+	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\t")
 	for _, r := range results {
 		errs := 0
 		for _, n := range r.Errors {
@@ -71,7 +91,15 @@ func printTable(w io.Writer, results []benchResult) {
 		if r.OfLimit > 0 {
 			share = fmt.Sprintf("%.2f", r.OfLimit)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, r.P50ms, r.P95ms, r.P99ms, errs, rss)
+		ofBare := "-"
+		if r.OfBare > 0 {
+			ofBare = fmt.Sprintf("%.2f", r.OfBare)
+		}
+		cpu := "-"
+		if r.CPUms > 0 {
+			cpu = fmt.Sprintf("%.3f", r.CPUms)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, ofBare, r.P50ms, r.P95ms, r.P99ms, errs, rss, cpu)
 	}
 	tw.Flush()
 }

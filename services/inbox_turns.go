@@ -1,0 +1,94 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// inboxTurns selects the first limit turns after since in the caller's
+// inbox as seen from one extension ("" for none), oldest first: the same
+// rows as inboxScope, read so that the cost does not grow with the forum.
+//
+// The inbox is two index ranges of threads_inbox (migration 0012): the
+// turns awaiting the caller's identity and those awaiting anyone, each
+// already in turn order. A single "awaiting_identity IN (me, '*')" made
+// both databases fetch every thread awaiting anyone and sort them all
+// before the LIMIT (13 ms at 1,000 threads, growing with the forum); two
+// branches that each stop after limit rows, merged by UNION ALL, read at
+// most 2 × limit index entries whatever the forum's size — plus the turns
+// the caller opened itself, which it never sees (hidden questions).
+//
+// The terminal states are written as literals, not parameters, so that
+// PostgreSQL can prove a generic plan's predicate implies the partial
+// index's and SQLite matches it term for term.
+func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int) *gorm.DB {
+	sql, args := inboxTurnsSQL(who, ext, since, limit)
+	return f.db.WithContext(ctx).Raw(sql, args...)
+}
+
+func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []any) {
+	branch := `SELECT * FROM (SELECT threads.* FROM threads
+		JOIN messages turn ON turn.id = threads.turn_message_id
+		WHERE threads.awaiting_identity = ? %s AND threads.turn_seq > ?
+		  AND threads.record_state NOT IN ` + terminalList + `
+		  AND NOT (turn.author_identity = ? AND turn.author_extension = ?)
+		ORDER BY threads.turn_seq LIMIT ?) %s`
+	mineExt, mineArgs := "", []any{who.Identity}
+	if ext != "" {
+		// From an extension, a turn addressed to another extension of the
+		// caller's identity is not its own (see Inbox).
+		mineExt = "AND threads.awaiting_extension IN (?, ?)"
+		mineArgs = append(mineArgs, "", ext)
+	}
+	mineArgs = append(mineArgs, since, who.Identity, ext, limit)
+	anyArgs := []any{anyone.identity, since, who.Identity, ext, limit}
+	sql := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
+	return sql, append(append(mineArgs, anyArgs...), limit)
+}
+
+// ExplainInbox shows how the database reads the first page of an inbox
+// (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
+// BUFFERS when analyze is set), SQLite's query plan. For operators,
+// benchmarks and the test that keeps the plan index-ordered.
+func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
+	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
+	explain, col := "EXPLAIN QUERY PLAN ", 3
+	if models.Dialect(f.db) == "postgres" {
+		explain, col = "EXPLAIN ", 0
+		if analyze {
+			explain = "EXPLAIN (ANALYZE, BUFFERS) "
+		}
+	}
+	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
+	if err != nil {
+		return "", fmt.Errorf("explain inbox: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return "", fmt.Errorf("explain inbox: %w", err)
+		}
+		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// terminalList is terminalStates as an SQL list of literals.
+var terminalList = func() string {
+	q := make([]string, 0, 4)
+	for _, s := range terminalStates() {
+		q = append(q, "'"+s+"'")
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}()

@@ -1,0 +1,90 @@
+package services_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+	"parley/services"
+)
+
+// countStatements counts the statements GORM sends on w.db while fn runs
+// (BEGIN and COMMIT aside).
+func countStatements(t *testing.T, w *world, fn func()) int {
+	t.Helper()
+	var n atomic.Int64
+	on := atomic.Bool{}
+	count := func(*gorm.DB) {
+		if on.Load() {
+			n.Add(1)
+		}
+	}
+	cb := w.db.Callback()
+	name := fmt.Sprintf("test:count:%p", &n)
+	for _, err := range []error{
+		cb.Create().After("*").Register(name, count), cb.Query().After("*").Register(name, count),
+		cb.Update().After("*").Register(name, count), cb.Delete().After("*").Register(name, count),
+		cb.Row().After("*").Register(name, count), cb.Raw().After("*").Register(name, count),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	on.Store(true)
+	fn()
+	on.Store(false)
+	return int(n.Load())
+}
+
+// TestPostRoundTrips pins how many statements a post and a read of a
+// thread send, the requests' own rate limiting and authentication
+// included: on a busy PostgreSQL a post is bound by its round trips (see
+// the README's performance section), so one more is a regression to see.
+// A note into a thread: the token, both rate-limit buckets in one
+// statement, the thread's lock with the first log position, the thread,
+// the parent, the guard's recent bodies, the message, the thread's update.
+func TestPostRoundTrips(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		tok, err := w.forum.CreateToken(w.ctx, services.TokenRequest{Handle: "ada", Rights: []services.Right{services.RightRead, services.RightWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := w.agent("bob")
+		th := w.must(bob, env{"kind": "ask", "body": "Which option?"}).Thread.ID
+		// The first request of a window also clears the token's older
+		// windows; count the requests after it, as under load.
+		if _, err := w.forum.Admit(w.ctx, tok.Secret, "post"); err != nil {
+			t.Fatal(err)
+		}
+		post := countStatements(t, w, func() {
+			who, err := w.forum.Admit(w.ctx, tok.Secret, "post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.post(who, env{"kind": "note", "thread": th, "body": "a remark"}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		read := countStatements(t, w, func() {
+			who, err := w.forum.Admit(w.ctx, tok.Secret, "read_thread")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.forum.ReadThread(w.ctx, who, services.ThreadQuery{Thread: th}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		// SQLite takes no lock (its writer is alone) but counts its log
+		// positions in a row of their own.
+		wantPost, wantRead := 8, 5
+		if models.Dialect(w.db) == "postgres" {
+			wantRead = 4 // the tree's query goes to pgx itself (threadMessagesPgx), unseen by GORM
+		}
+		if post != wantPost || read != wantRead {
+			t.Errorf("a post sent %d statements, a read %d; want %d and %d", post, read, wantPost, wantRead)
+		}
+	})
+}
