@@ -12,11 +12,16 @@ import (
 )
 
 // failOn makes every write to a table fail, as a full disk or a dropped
-// connection would, halfway through an action.
+// connection would, halfway through an action: through GORM's create or
+// update, or as the fixed statement a post writes its rows with
+// (services/rows_by_hand.go).
 func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Helper()
+	fixed := map[string]string{"create": "INSERT INTO " + table + " ", "update": "UPDATE " + table + " "}[op]
 	fail := func(tx *gorm.DB) {
-		if tx.Statement.Table == table || table == "log position" && strings.Contains(tx.Statement.SQL.String(), "parley.pos") {
+		sql := tx.Statement.SQL.String()
+		if tx.Statement.Table == table || table == "log position" && strings.Contains(sql, "parley.pos") ||
+			fixed != "" && strings.HasPrefix(sql, fixed) {
 			tx.AddError(errors.New("injected fault"))
 		}
 	}
@@ -24,8 +29,14 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	switch op {
 	case "create":
 		err = db.Callback().Create().Before("gorm:create").Register("test:fail", fail)
+		if err == nil {
+			err = db.Callback().Row().Before("gorm:row").Register("test:fail", fail)
+		}
 	case "update":
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
+		if err == nil {
+			err = db.Callback().Raw().Before("gorm:raw").Register("test:fail", fail)
+		}
 	case "take":
 		// The next log position: the counter row on SQLite, a query of
 		// the transaction's id on PostgreSQL.
@@ -45,6 +56,7 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		db.Callback().Create().Remove("test:fail")
 		db.Callback().Update().Remove("test:fail")
 		db.Callback().Row().Remove("test:fail")
+		db.Callback().Raw().Remove("test:fail")
 	})
 }
 
@@ -73,6 +85,7 @@ func TestFailedActionLeavesNothingBehind(t *testing.T) {
 				w.db.Callback().Create().Remove("test:fail")
 				w.db.Callback().Update().Remove("test:fail")
 				w.db.Callback().Row().Remove("test:fail")
+				w.db.Callback().Raw().Remove("test:fail")
 
 				m2, e2 := w.counts()
 				var t2 int64

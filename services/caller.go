@@ -47,6 +47,8 @@ type Caller struct {
 	Rights   []Right
 	Label    string // the token's label
 	TokenID  int64  // 0 for a browser session
+
+	due dueProbe // what Admit read of reply-by deadlines (see dueProbe)
 }
 
 // Human reports whether the caller is a human, whose marks are never

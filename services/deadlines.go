@@ -94,8 +94,13 @@ func (f *Forum) EscalateDue(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// escalateDue is EscalateDue for a read, which only needs it done.
-func (f *Forum) escalateDue(ctx context.Context) error {
+// escalateDue is EscalateDue for a read by who, which only needs it done.
+// It skips the query when who's admission found no deadline the read's
+// clock has reached (see dueProbe).
+func (f *Forum) escalateDue(ctx context.Context, who Caller) error {
+	if who.due.known && (who.due.next == nil || f.timestamp().Before(*who.due.next)) {
+		return nil
+	}
 	_, err := f.EscalateDue(ctx)
 	return err
 }
@@ -114,7 +119,7 @@ func (f *Forum) escalate(ctx context.Context, id int64) (bool, error) {
 		if done, err = escalateLocked(tx, &th, now); err != nil || !done {
 			return err
 		}
-		if err := tx.Save(&th).Error; err != nil {
+		if err := saveThread(tx, &th); err != nil {
 			return fmt.Errorf("update thread: %w", err)
 		}
 		return nil
@@ -184,7 +189,7 @@ func (f *Forum) Overdue(ctx context.Context, who Caller) ([]OverdueItem, error) 
 	if err := need(who, RightRead); err != nil {
 		return nil, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return nil, err
 	}
 	var threads []models.Thread

@@ -3,6 +3,8 @@ package services_test
 import (
 	"context"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -285,4 +287,64 @@ func (w *world) escalations(thread string) []services.Event {
 		}
 	}
 	return out
+}
+
+// TestAdmittedReadEscalatesWhatIsDue: a request's admission reads the
+// earliest pending deadline so that its read can skip the due-escalation
+// query (dueProbe); a read whose clock has passed that deadline since its
+// admission, and one admitted after it passed, still escalate before they
+// read.
+func TestAdmittedReadEscalatesWhatIsDue(t *testing.T) {
+	start := time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	eachWorldWith(t, services.Config{Now: clk.now}, func(t *testing.T, w *world) {
+		clk.t = start
+		tok, err := w.forum.CreateToken(w.ctx, services.TokenRequest{Handle: "ada", Rights: []services.Right{services.RightRead, services.RightWrite}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alice := w.agent("alice")
+		// Counted in the table: reading the events through the services
+		// would escalate what is due itself.
+		stored := func(thread string) int {
+			var n int64
+			id, _ := strconv.ParseInt(strings.TrimPrefix(thread, "th_"), 10, 64)
+			if err := w.db.Model(&models.Event{}).Where("thread_id = ? AND type = ?", id, "escalate").Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return int(n)
+		}
+		deadline := start.Add(time.Hour)
+		first := w.must(alice, env{"kind": "ask", "body": "Is the mirror in sync?", "reply_by": deadline.Format(time.RFC3339)}).Thread.ID
+		second := w.must(alice, env{"kind": "ask", "body": "And the backup?", "reply_by": deadline.Add(time.Hour).Format(time.RFC3339)}).Thread.ID
+
+		// Admitted before the deadline, read after it.
+		who, err := w.forum.Admit(w.ctx, tok.Secret, "read_thread")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(time.Hour)
+		if _, err := w.forum.ReadThread(w.ctx, who, services.ThreadQuery{Thread: first}); err != nil {
+			t.Fatal(err)
+		}
+		if n := stored(first); n != 1 {
+			t.Fatalf("read past the deadline its admission saw: %d escalate events, want 1", n)
+		}
+		if n := stored(second); n != 0 {
+			t.Fatalf("a turn escalated before its deadline: %d events", n)
+		}
+
+		// Admitted after the second deadline passed.
+		clk.advance(time.Hour)
+		who, err = w.forum.Admit(w.ctx, tok.Secret, "list_threads")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.forum.ListThreads(w.ctx, who, services.ListQuery{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := stored(second); n != 1 {
+			t.Fatalf("read admitted past a deadline: %d escalate events, want 1", n)
+		}
+	})
 }

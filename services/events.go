@@ -38,7 +38,7 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	if err != nil {
 		return EventPage{}, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return EventPage{}, err
 	}
 	var thread int64

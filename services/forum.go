@@ -267,8 +267,7 @@ func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
 			return models.Thread{}, fmt.Errorf("lock thread: %w", err)
 		}
 	}
-	var th models.Thread
-	err := tx.First(&th, id).Error
+	th, err := readThreadRow(tx, id)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return th, threadNotFound(id)
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 	"strings"
 
 	"golang.org/x/text/cases"
@@ -84,13 +83,11 @@ func (f *Forum) checkDuplicate(tx *gorm.DB, thread int64, identity, hash string)
 	if n <= 0 {
 		return nil
 	}
-	var recent []string
-	err := tx.Model(&models.Message{}).Where("thread_id = ? AND author_identity = ?", thread, identity).
-		Order("id DESC").Limit(n).Pluck("body_hash", &recent).Error
+	found, err := recentBody(tx, thread, identity, hash, n)
 	if err != nil {
 		return fmt.Errorf("recent bodies: %w", err)
 	}
-	if slices.Contains(recent, hash) {
+	if found {
 		return Refuse(DuplicateBody, "you (%s) said this already in thread %s: the body equals one of your last %d there, ignoring case and whitespace; say something new, or nothing",
 			identity, ThreadKey(thread), n).On("body")
 	}
@@ -131,4 +128,25 @@ func runAfter(th models.Thread, who Caller, chg change) int {
 // paused reports whether rule 3 holds the thread.
 func (f *Forum) paused(th models.Thread) bool {
 	return f.limits.GuardThreadRunMax > 0 && th.ModelRun >= f.limits.GuardThreadRunMax
+}
+
+// recentBody reports whether hash is among the identity's last n body
+// hashes in the thread, read newest first through messages_guard_bodies
+// and compared here.
+func recentBody(tx *gorm.DB, thread int64, identity, hash string, n int) (bool, error) {
+	rows, err := tx.Raw("SELECT body_hash FROM messages WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?",
+		thread, identity, n).Rows()
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	found := false
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return false, err
+		}
+		found = found || h == hash
+	}
+	return found, rows.Err()
 }

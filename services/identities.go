@@ -165,7 +165,7 @@ func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) 
 	if subtle.ConstantTimeCompare(sum[:], tok.SecretHash) != 1 || tok.RevokedAt != nil {
 		return Caller{}, invalid
 	}
-	if err := f.noteTokenUse(ctx, tok); err != nil {
+	if err := f.noteTokenUse(ctx, tok.ID, tok.LastUsedAt); err != nil {
 		return Caller{}, err
 	}
 	rights, _ := ParseRights(tok.Rights)
@@ -180,14 +180,14 @@ const tokenUseGranularity = time.Minute
 // noteTokenUse records that tok authenticated a request, when its stored
 // last use is older than tokenUseGranularity: one UPDATE of one row by
 // primary key, guarded so that concurrent requests write it once.
-func (f *Forum) noteTokenUse(ctx context.Context, tok models.Token) error {
+func (f *Forum) noteTokenUse(ctx context.Context, id int64, lastUsed *time.Time) error {
 	now := f.timestamp()
 	stale := now.Add(-tokenUseGranularity)
-	if tok.LastUsedAt != nil && tok.LastUsedAt.After(stale) {
+	if lastUsed != nil && lastUsed.After(stale) {
 		return nil
 	}
 	err := f.db.WithContext(ctx).Exec("UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
-		now, tok.ID, stale).Error
+		now, id, stale).Error
 	if err != nil {
 		return fmt.Errorf("authenticate: %w", err)
 	}

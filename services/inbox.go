@@ -63,7 +63,7 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if _, err := f.inboxScope(ctx, who, q.Extension); err != nil { // checks the extension
 		return Inbox{}, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return Inbox{}, err
 	}
 	wait, err := f.parseWait(q.Wait)

@@ -79,7 +79,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	msg := newMessage(th, nil, who, env, now)
 	msg.BodyHash, msg.ChainLen = bodyHash(env.Body), chainAfter(nil, who, false)
 	setAwaiting(&msg, askAwaiting(env).notSelf(turn{who.Identity, env.Extension}))
-	if err := tx.Create(&msg).Error; err != nil {
+	if err := insertMessage(tx, &msg); err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
 	seq, err := nextSeq(tx)
@@ -100,7 +100,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
 	turnOpened(tx, th.AwaitingIdentity)
 	th.ModelRun, th.ReplyBy = runAfter(th, who, change{}), msg.ReplyBy
-	if err := tx.Save(&th).Error; err != nil {
+	if err := saveThread(tx, &th); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
 	return f.posted(tx, msg, th, now)
@@ -174,7 +174,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 			return Posted{}, err
 		}
 	}
-	if err := tx.Create(&msg).Error; err != nil {
+	if err := insertMessage(tx, &msg); err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
 	seq, err := nextSeq(tx)
@@ -193,7 +193,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	th.MessageCount++
 	th.ModelRun = runAfter(th, who, chg)
 	th.UpdatedAt, th.ActivitySeq = now, seq
-	if err := tx.Save(&th).Error; err != nil {
+	if err := saveThread(tx, &th); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
 	return f.posted(tx, msg, th, now)
@@ -246,8 +246,7 @@ func findParent(tx *gorm.DB, th models.Thread, id int64) (models.Message, error)
 	if id == 0 {
 		id = th.RootMessageID
 	}
-	var parent models.Message
-	err := tx.Select(messageColumns).First(&parent, id).Error
+	parent, err := readMessageRow(tx, id)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return parent, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}

@@ -38,7 +38,7 @@ func (f *Forum) Proposals(ctx context.Context, who Caller) (ProposalQueue, error
 	if err := need(who, RightRead); err != nil {
 		return ProposalQueue{}, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return ProposalQueue{}, err
 	}
 	db := f.db.WithContext(ctx)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"parley/models"
 )
 
 // Rate-limit buckets, each with its per-minute limit from Limits.
@@ -24,6 +26,9 @@ const (
 // windows: simple and exact per window, at the cost of allowing up to
 // twice the rate across a window boundary.
 func (f *Forum) Admit(ctx context.Context, token, operation string) (Caller, error) {
+	if models.Dialect(f.db) == "postgres" {
+		return f.admitPG(ctx, token, operation)
+	}
 	who, err := f.Authenticate(ctx, token)
 	if err != nil {
 		return Caller{}, err
@@ -42,11 +47,16 @@ func (f *Forum) Meter(ctx context.Context, who Caller, operation string) error {
 	if who.Identity == "" {
 		return Refuse(TokenMissing, "send Authorization: Bearer <token>")
 	}
+	return f.count(ctx, who, f.buckets(operation))
+}
+
+// buckets are the rate-limit buckets a request of operation counts in.
+func (f *Forum) buckets(operation string) []bucketLimit {
 	buckets := []bucketLimit{{bucketRequests, f.limits.RequestsPerMinute}}
 	if operation == "post" {
 		buckets = append(buckets, bucketLimit{bucketPosts, f.limits.PostsPerMinute})
 	}
-	return f.count(ctx, who, buckets)
+	return buckets
 }
 
 type bucketLimit struct {
@@ -79,28 +89,45 @@ func (f *Forum) count(ctx context.Context, who Caller, buckets []bucketLimit) er
 	if len(values) == 0 {
 		return nil
 	}
-	var counted []struct {
-		Bucket string
-		Count  int
-	}
-	err := f.db.WithContext(ctx).Raw(`INSERT INTO rate_windows (token_id, bucket, window_start, count) VALUES `+strings.Join(values, ", ")+`
+	rows, err := f.db.WithContext(ctx).Raw(`INSERT INTO rate_windows (token_id, bucket, window_start, count) VALUES `+strings.Join(values, ", ")+`
 		ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
-		RETURNING bucket, count`, args...).Scan(&counted).Error
+		RETURNING bucket, count`, args...).Rows()
 	if err != nil {
 		return fmt.Errorf("rate limit: %w", err)
 	}
-	over := map[string]int{}
-	for _, c := range counted {
-		if c.Count == 1 {
-			// First request of a new window: forget the token's older ones.
+	defer rows.Close()
+	counted := map[string]int{}
+	for rows.Next() {
+		var bucket string
+		var n int
+		if err := rows.Scan(&bucket, &n); err != nil {
+			return fmt.Errorf("rate limit: %w", err)
+		}
+		counted[bucket] = n
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("rate limit: %w", err)
+	}
+	rows.Close() // before overLimit's statement: SQLite has one connection
+	return f.overLimit(ctx, who.TokenID, buckets, counted, now)
+}
+
+// overLimit refuses the first bucket, in the order given, whose count in
+// the current window went over its limit; counted holds the counts the
+// request's statement answered. A count of 1 starts a new window: the
+// token's older windows of that bucket are deleted then.
+func (f *Forum) overLimit(ctx context.Context, token int64, buckets []bucketLimit, counted map[string]int, now time.Time) error {
+	window := now.Truncate(time.Minute)
+	for _, b := range buckets {
+		if counted[b.bucket] == 1 {
 			err := f.db.WithContext(ctx).Exec("DELETE FROM rate_windows WHERE token_id = ? AND bucket = ? AND window_start < ?",
-				who.TokenID, c.Bucket, window.Unix()).Error
+				token, b.bucket, window.Unix()).Error
 			if err != nil {
 				return fmt.Errorf("rate limit: %w", err)
 			}
 		}
-		over[c.Bucket] = c.Count
 	}
+	over := counted
 	for _, b := range buckets {
 		if b.limit > 0 && over[b.bucket] > b.limit {
 			retry := int(window.Add(time.Minute).Sub(now).Seconds() + 0.999)

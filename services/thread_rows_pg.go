@@ -3,13 +3,71 @@ package services
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"parley/models"
 )
+
+// threadWithMessagesPgx reads a thread's row and its messages on
+// PostgreSQL outside a transaction, as readThreadRow and threadMessagesPgx
+// do, but in one round trip: both queries go in one pgx batch. A read of a
+// thread waited on each in turn. found is false when no thread has the id;
+// ok false when pgx is out of reach (the caller reads as before).
+func threadWithMessagesPgx(ctx context.Context, db *gorm.DB, thread int64) (th models.Thread, out []models.Message, found, ok bool, err error) {
+	pool, isPool := db.Statement.ConnPool.(*sql.DB)
+	if !isPool {
+		return th, nil, false, false, nil
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return th, nil, false, true, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(driverConn any) error {
+		c, native := driverConn.(*stdlib.Conn)
+		if !native {
+			return nil
+		}
+		ok = true
+		var b pgx.Batch
+		b.Queue(threadSelect+" WHERE id = $1", thread)
+		b.Queue("SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = $1 ORDER BY id", thread)
+		br := c.Conn().SendBatch(ctx, &b)
+		defer br.Close()
+		if err := br.QueryRow().Scan(threadFields(&th)...); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		}
+		found = true
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = make([]models.Message, 0, th.MessageCount)
+		for rows.Next() {
+			out = append(out, models.Message{})
+			if err := rows.Scan(treeFields(&out[len(out)-1])...); err != nil {
+				return err
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return br.Close()
+	})
+	return th, out, found, ok, err
+}
+
+// treeFields are m's fields in treeColumns' order.
+func treeFields(m *models.Message) []any { return messageFields(m)[:len(treeColumns)] }
 
 // threadMessagesPgx is threadMessages on PostgreSQL outside a transaction:
 // the same query, scanned through pgx itself rather than database/sql. The
@@ -46,10 +104,7 @@ func threadMessagesPgx(ctx context.Context, db *gorm.DB, thread int64, hint int)
 		defer rows.Close()
 		for rows.Next() {
 			out = append(out, models.Message{})
-			m := &out[len(out)-1]
-			if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
-				&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
-				&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt, &m.ReplyBy); err != nil {
+			if err := rows.Scan(treeFields(&out[len(out)-1])...); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -54,25 +55,45 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 	if err != nil {
 		return ThreadView{}, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return ThreadView{}, err
 	}
-	db := f.db.WithContext(ctx)
-	var th models.Thread
-	if err := db.First(&th, id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return ThreadView{}, threadNotFound(id)
-		}
-		return ThreadView{}, fmt.Errorf("read thread: %w", err)
-	}
-	rows, err := threadMessages(db, id, th.MessageCount)
+	th, rows, err := threadWithMessages(f.db.WithContext(ctx), id)
 	if err != nil {
-		return ThreadView{}, fmt.Errorf("read thread: %w", err)
+		return ThreadView{}, err
 	}
 	if part == nil {
 		return ThreadView{Thread: f.threadShape(th, f.timestamp()), Messages: nest(rows)}, nil
 	}
 	return part.view(th, f.threadShape(th, f.timestamp()), rows)
+}
+
+// threadWithMessages reads a thread and its messages in creation order:
+// on PostgreSQL in one round trip (threadWithMessagesPgx).
+func threadWithMessages(db *gorm.DB, id int64) (models.Thread, []models.Message, error) {
+	if models.Dialect(db) == "postgres" {
+		th, rows, found, ok, err := threadWithMessagesPgx(db.Statement.Context, db, id)
+		switch {
+		case ok && err != nil:
+			return th, nil, fmt.Errorf("read thread: %w", err)
+		case ok && !found:
+			return th, nil, threadNotFound(id)
+		case ok:
+			return th, rows, nil
+		}
+	}
+	th, err := readThreadRow(db, id)
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return th, nil, threadNotFound(id)
+	}
+	if err != nil {
+		return th, nil, fmt.Errorf("read thread: %w", err)
+	}
+	rows, err := threadMessages(db, id, th.MessageCount)
+	if err != nil {
+		return th, nil, fmt.Errorf("read thread: %w", err)
+	}
+	return th, rows, nil
 }
 
 // treeColumns are the columns of messages a thread tree shows, in the
@@ -131,14 +152,14 @@ func (f *Forum) ThreadVersion(ctx context.Context, who Caller, thread string) (s
 	if err != nil {
 		return "", err
 	}
-	var th models.Thread
-	if err := f.db.WithContext(ctx).Select("id", "activity_seq").First(&th, id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
+	var seq int64
+	if err := scanRow(f.db.WithContext(ctx).Raw("SELECT activity_seq FROM threads WHERE id = ?", id), &seq); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return "", threadNotFound(id)
 		}
 		return "", fmt.Errorf("thread version: %w", err)
 	}
-	return ThreadKey(th.ID) + "." + strconv.FormatInt(th.ActivitySeq, 36), nil
+	return ThreadKey(id) + "." + strconv.FormatInt(seq, 36), nil
 }
 
 // nest builds the tree from messages in creation order: a parent always
@@ -179,7 +200,7 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 	if err != nil {
 		return ThreadPage{}, err
 	}
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return ThreadPage{}, err
 	}
 	db := f.db.WithContext(ctx).Model(&models.Thread{})
@@ -254,7 +275,7 @@ func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string
 		return ThreadPageView{}, err
 	}
 	// An escalation changes the thread's version, so the page refreshes.
-	if err := f.escalateDue(ctx); err != nil {
+	if err := f.escalateDue(ctx, who); err != nil {
 		return ThreadPageView{}, err
 	}
 	var th models.Thread

@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"parley/migrations/dbtest"
+	"parley/models"
 )
 
 // TestTreeColumnsAreEveryColumn: the hand-written scan of thread trees
@@ -28,6 +29,38 @@ func TestTreeColumnsAreEveryColumn(t *testing.T) {
 				if !slices.ContainsFunc(cols, func(c gorm.ColumnType) bool { return c.Name() == name }) {
 					t.Errorf("threadMessages reads messages.%s, which does not exist", name)
 				}
+			}
+		})
+	}
+}
+
+// TestThreadColumnsAreEveryColumn: the hand-written scan and update of a
+// thread's row (rows_by_hand.go) name every column of threads, on both
+// databases, in the model's order.
+func TestThreadColumnsAreEveryColumn(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			db := dbtest.Fresh(t, dialect)
+			cols, err := db.Migrator().ColumnTypes("threads")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, c := range cols {
+				names = append(names, c.Name())
+			}
+			slices.Sort(names)
+			want := slices.Clone(threadColumns)
+			slices.Sort(want)
+			if !slices.Equal(names, want) {
+				t.Errorf("threads has columns %v; threadColumns names %v", names, want)
+			}
+			stmt := &gorm.Statement{DB: db}
+			if err := stmt.Parse(&models.Thread{}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(stmt.Schema.DBNames, threadColumns) {
+				t.Errorf("models.Thread's columns %v, threadColumns %v", stmt.Schema.DBNames, threadColumns)
 			}
 		})
 	}
