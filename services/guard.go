@@ -3,11 +3,10 @@ package services
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/text/cases"
-	"gorm.io/gorm"
 
 	"parley/models"
 )
@@ -53,7 +52,10 @@ func bodyHash(body string) string {
 // chain, decide and mark included, as the rule says "a model's reply". A
 // way out stays open: parent defaults to the root, whose chain is at most
 // one message long, and a human or a lock holder resets the chain.
-func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message, who Caller, hash string) error {
+//
+// recent are the identity's last guard_recent_bodies body hashes in the
+// thread, read with the parent (readParentRow).
+func (f *Forum) checkGuard(th models.Thread, parent models.Message, who Caller, hash string, recent []string) error {
 	if who.Human() {
 		return nil
 	}
@@ -68,26 +70,22 @@ func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message,
 				parent.ChainLen, MessageKey(parent.ID), l.GuardChainMax).On("parent")
 		}
 	}
-	return f.checkDuplicate(tx, th.ID, who.Identity, hash)
+	return f.checkDuplicate(th.ID, who.Identity, hash, recent)
 }
 
 // checkDuplicate applies rule 1: the body must differ from the identity's
-// last guard_recent_bodies bodies in the thread. It reads at most that many
-// hashes, newest first, through messages_guard_bodies.
+// last guard_recent_bodies bodies in the thread, whose hashes are recent
+// (read newest first through messages_guard_bodies, at most that many).
 //
 // Reading: "the same identity's" bodies are those of every extension of
 // the identity, since the token, not the extension, is the agent (§7);
 // and every act counts, marks included.
-func (f *Forum) checkDuplicate(tx *gorm.DB, thread int64, identity, hash string) error {
+func (f *Forum) checkDuplicate(thread int64, identity, hash string, recent []string) error {
 	n := f.limits.GuardRecentBodies
 	if n <= 0 {
 		return nil
 	}
-	found, err := recentBody(tx, thread, identity, hash, n)
-	if err != nil {
-		return fmt.Errorf("recent bodies: %w", err)
-	}
-	if found {
+	if slices.Contains(recent, hash) {
 		return Refuse(DuplicateBody, "you (%s) said this already in thread %s: the body equals one of your last %d there, ignoring case and whitespace; say something new, or nothing",
 			identity, ThreadKey(thread), n).On("body")
 	}
@@ -128,25 +126,4 @@ func runAfter(th models.Thread, who Caller, chg change) int {
 // paused reports whether rule 3 holds the thread.
 func (f *Forum) paused(th models.Thread) bool {
 	return f.limits.GuardThreadRunMax > 0 && th.ModelRun >= f.limits.GuardThreadRunMax
-}
-
-// recentBody reports whether hash is among the identity's last n body
-// hashes in the thread, read newest first through messages_guard_bodies
-// and compared here.
-func recentBody(tx *gorm.DB, thread int64, identity, hash string, n int) (bool, error) {
-	rows, err := tx.Raw("SELECT body_hash FROM messages WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?",
-		thread, identity, n).Rows()
-	if err != nil {
-		return false, err
-	}
-	defer rows.Close()
-	found := false
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			return false, err
-		}
-		found = found || h == hash
-	}
-	return found, rows.Err()
 }

@@ -128,7 +128,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 			parentID = c.MessageID // PARLEY.md §10: parent defaults to the claim's message
 		}
 	}
-	parent, err := findParent(tx, th, parentID)
+	parent, recent, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies)
 	if err != nil {
 		return Posted{}, err
 	}
@@ -160,7 +160,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 		return Posted{}, err
 	}
 	hash := bodyHash(env.Body)
-	if err := f.checkGuard(tx, th, parent, who, hash); err != nil {
+	if err := f.checkGuard(th, parent, who, hash, recent); err != nil {
 		return Posted{}, err
 	}
 	msg := newMessage(th, &parent, who, env, now)
@@ -241,23 +241,25 @@ func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) (
 }
 
 // findParent resolves the parent: the root when absent, else a message that
-// must exist and belong to the thread.
-func findParent(tx *gorm.DB, th models.Thread, id int64) (models.Message, error) {
+// must exist and belong to the thread. In the same statement it reads the
+// guard's recent body hashes of identity in the thread, at most recentMax
+// (checkGuard): one round trip less per reply.
+func findParent(tx *gorm.DB, th models.Thread, id int64, identity string, recentMax int) (models.Message, []string, error) {
 	if id == 0 {
 		id = th.RootMessageID
 	}
-	parent, err := readMessageRow(tx, id)
+	parent, recent, err := readParentRow(tx, id, th.ID, identity, recentMax)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return parent, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
+		return parent, nil, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}
 	if err != nil {
-		return parent, fmt.Errorf("find parent: %w", err)
+		return parent, nil, fmt.Errorf("find parent: %w", err)
 	}
 	if parent.ThreadID != th.ID {
-		return parent, Refuse(ParentMismatch, "message %s belongs to thread %s, not %s",
+		return parent, nil, Refuse(ParentMismatch, "message %s belongs to thread %s, not %s",
 			MessageKey(id), ThreadKey(parent.ThreadID), ThreadKey(th.ID)).On("parent")
 	}
-	return parent, nil
+	return parent, recent, nil
 }
 
 func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelope, now time.Time) models.Message {

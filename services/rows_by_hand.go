@@ -86,17 +86,31 @@ func messageFields(m *models.Message) []any {
 		&m.BodyHash, &m.ChainLen}
 }
 
-// readMessageRow reads one message by id, every column but PostgreSQL's
-// search vector; gorm.ErrRecordNotFound when none.
-func readMessageRow(db *gorm.DB, id int64) (models.Message, error) {
+// readParentRow reads one message by id, every column but PostgreSQL's
+// search vector, and beside it the body hashes of identity's last n
+// messages in thread, newest first through messages_guard_bodies;
+// gorm.ErrRecordNotFound when the message does not exist.
+func readParentRow(db *gorm.DB, id, thread int64, identity string, n int) (models.Message, []string, error) {
 	var m models.Message
-	if err := scanRow(db.Raw("SELECT "+strings.Join(messageColumns, ", ")+" FROM messages WHERE id = ?", id), messageFields(&m)...); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return m, gorm.ErrRecordNotFound
-		}
-		return m, err
+	agg := "string_agg(body_hash, ',')" // hex digests: a comma never occurs in them
+	if models.Dialect(db) != "postgres" {
+		agg = "group_concat(body_hash, ',')"
 	}
-	return m, nil
+	var recent sql.NullString
+	q := db.Raw("SELECT "+strings.Join(messageColumns, ", ")+", (SELECT "+agg+` FROM (SELECT body_hash FROM messages
+		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r) FROM messages WHERE id = ?`,
+		thread, identity, max(n, 0), id)
+	if err := scanRow(q, append(messageFields(&m), &recent)...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return m, nil, gorm.ErrRecordNotFound
+		}
+		return m, nil, err
+	}
+	var hashes []string
+	if recent.Valid && recent.String != "" {
+		hashes = strings.Split(recent.String, ",")
+	}
+	return m, hashes, nil
 }
 
 var messageInsert = "INSERT INTO messages (" + strings.Join(messageColumns[1:], ", ") + ") VALUES (" +
