@@ -13,7 +13,7 @@ import (
 	"sync"
 )
 
-//go:embed css js
+//go:embed css js img
 var files embed.FS
 
 // Prefix is where the assets are served.
