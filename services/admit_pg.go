@@ -2,8 +2,6 @@ package services
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -21,15 +19,10 @@ import (
 // The hash is compared again, in constant time, on the row the statement
 // answers; the rate limits are refused exactly as count refuses them.
 func (f *Forum) admitPG(ctx context.Context, token, operation string) (Caller, error) {
-	if token == "" {
-		return Caller{}, Refuse(TokenMissing, "send Authorization: Bearer <token>")
+	public, sum, err := splitToken(token)
+	if err != nil {
+		return Caller{}, err
 	}
-	invalid := Refuse(TokenInvalid, "the token is unknown or revoked")
-	public, secret, ok := strings.Cut(strings.TrimPrefix(token, tokenPrefix), "_")
-	if !ok || !strings.HasPrefix(token, tokenPrefix) {
-		return Caller{}, invalid
-	}
-	sum := sha256.Sum256([]byte(secret))
 	now := f.now().UTC()
 	buckets := f.buckets(operation)
 	// The bucket names are constants of this file's package, never input.
@@ -66,15 +59,15 @@ func (f *Forum) admitPG(ctx context.Context, token, operation string) (Caller, e
 		revoked, lastUsed, nextDue *time.Time
 		requests, posts            sql.NullInt64
 	)
-	err := row.Scan(&id, &hash, &identity, &kind, &label, &rts, &revoked, &lastUsed, &requests, &posts, &nextDue)
+	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &revoked, &lastUsed, &requests, &posts, &nextDue)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Caller{}, invalid
+		return Caller{}, errTokenInvalid()
 	}
 	if err != nil {
 		return Caller{}, fmt.Errorf("admit: %w", err)
 	}
-	if subtle.ConstantTimeCompare(sum[:], hash) != 1 || revoked != nil {
-		return Caller{}, invalid
+	if !tokenMatches(sum, hash, revoked) {
+		return Caller{}, errTokenInvalid()
 	}
 	if err := f.noteTokenUse(ctx, id, lastUsed); err != nil {
 		return Caller{}, err

@@ -143,27 +143,43 @@ func (f *Forum) CreateToken(ctx context.Context, req TokenRequest) (CreatedToken
 	return CreatedToken{Secret: tokenPrefix + public + "_" + secret, Token: tokenInfo(tok)}, nil
 }
 
-// Authenticate resolves a bearer token to its caller.
-func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) {
+// splitToken reads a bearer token: its public id, to find its row by, and
+// the SHA-256 of its secret, to compare with the row's hash.
+func splitToken(token string) (public string, sum [sha256.Size]byte, err error) {
 	if token == "" {
-		return Caller{}, Refuse(TokenMissing, "send Authorization: Bearer <token>")
+		return "", sum, Refuse(TokenMissing, "send Authorization: Bearer <token>")
 	}
-	invalid := Refuse(TokenInvalid, "the token is unknown or revoked")
 	public, secret, ok := strings.Cut(strings.TrimPrefix(token, tokenPrefix), "_")
 	if !ok || !strings.HasPrefix(token, tokenPrefix) {
-		return Caller{}, invalid
+		return "", sum, errTokenInvalid()
+	}
+	return public, sha256.Sum256([]byte(secret)), nil
+}
+
+// tokenMatches compares a secret's hash with a token row's, in constant
+// time, and refuses a revoked token.
+func tokenMatches(sum [sha256.Size]byte, hash []byte, revoked *time.Time) bool {
+	return subtle.ConstantTimeCompare(sum[:], hash) == 1 && revoked == nil
+}
+
+func errTokenInvalid() error { return Refuse(TokenInvalid, "the token is unknown or revoked") }
+
+// Authenticate resolves a bearer token to its caller.
+func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) {
+	public, sum, err := splitToken(token)
+	if err != nil {
+		return Caller{}, err
 	}
 	var tok models.Token
-	err := f.db.WithContext(ctx).Where("public_id = ?", public).First(&tok).Error
+	err = f.db.WithContext(ctx).Where("public_id = ?", public).First(&tok).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Caller{}, invalid
+		return Caller{}, errTokenInvalid()
 	}
 	if err != nil {
 		return Caller{}, fmt.Errorf("authenticate: %w", err)
 	}
-	sum := sha256.Sum256([]byte(secret))
-	if subtle.ConstantTimeCompare(sum[:], tok.SecretHash) != 1 || tok.RevokedAt != nil {
-		return Caller{}, invalid
+	if !tokenMatches(sum, tok.SecretHash, tok.RevokedAt) {
+		return Caller{}, errTokenInvalid()
 	}
 	if err := f.noteTokenUse(ctx, tok.ID, tok.LastUsedAt); err != nil {
 		return Caller{}, err

@@ -88,6 +88,9 @@ var reasonStatus = func() map[Reason]int {
 	return m
 }()
 
+// KnownReason reports whether r is one of the protocol's reasons.
+func KnownReason(r Reason) bool { _, ok := reasonStatus[r]; return ok }
+
 // Refusal is the one error type through which the services say no. Bindings
 // translate it: HTTP uses Status, MCP sets isError; both send the same JSON.
 type Refusal struct {

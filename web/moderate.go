@@ -193,12 +193,10 @@ func doneQuery(action string, f modForm) url.Values {
 // said in the page's own words (components.Plain); nil otherwise.
 func refusedOf(c *fiber.Ctx) *services.Refusal {
 	reason := services.Reason(c.Query("refused"))
-	for _, r := range services.Reasons {
-		if r.Reason == reason {
-			return services.Refuse(reason, "nothing was changed")
-		}
+	if !services.KnownReason(reason) {
+		return nil
 	}
-	return nil
+	return services.Refuse(reason, "nothing was changed")
 }
 
 // outcomeOf reads the outcome a redirect carried (see outcomeURL), or "".
