@@ -1,6 +1,7 @@
 package services
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -79,18 +80,19 @@ func replyAwaiting(th models.Thread, parent models.Message, env Envelope, questi
 // none. One recursive query walks the chain.
 func questionAbove(tx *gorm.DB, parent models.Message) (*models.Message, error) {
 	var q models.Message
-	err := tx.Raw(`WITH RECURSIVE chain AS (
+	err := scanRow(tx.Raw(`WITH RECURSIVE chain AS (
 			SELECT id, parent_id, kind, depth, author_identity, author_extension FROM messages WHERE id = ?
 			UNION ALL
 			SELECT m.id, m.parent_id, m.kind, m.depth, m.author_identity, m.author_extension
 			FROM messages m JOIN chain c ON m.id = c.parent_id)
-		SELECT * FROM chain WHERE kind IN ? ORDER BY depth DESC LIMIT 1`,
-		parent.ID, []string{string(Ask), string(Clarify)}).Scan(&q).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, fmt.Errorf("find question: %w", err)
-	}
-	if q.ID == 0 {
+		SELECT id, parent_id, kind, depth, author_identity, author_extension FROM chain
+		WHERE kind IN ? ORDER BY depth DESC LIMIT 1`,
+		parent.ID, []string{string(Ask), string(Clarify)}), &q.ID, &q.ParentID, &q.Kind, &q.Depth, &q.AuthorIdentity, &q.AuthorExtension)
+	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find question: %w", err)
 	}
 	return &q, nil
 }

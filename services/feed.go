@@ -28,14 +28,24 @@ func (f *Forum) feedChannel(ctx context.Context) (string, error) {
 // that a notification lost with a crashed process delays nothing longer.
 const feedBackstop = 5 * time.Second
 
+// notifyGap is the least time between two NOTIFYs of one process. Each
+// NOTIFY costs a round trip and wakes every listening connection of every
+// process, and under load one was sent for nearly every post: PostgreSQL
+// spent a tenth of a post's CPU on them. A write after a quiet spell is
+// announced at once; under load one NOTIFY carries every position
+// committed in the gap, so a waiter hears of a write at most this much
+// later.
+const notifyGap = 5 * time.Millisecond
+
 // StartFeed connects this process to the log's notifications, so that its
 // waiting reads and streams learn of writes made by any process on the same
 // PostgreSQL database (PARLEY.md §13): one LISTEN connection, outside the
 // pool, which reconnects with back-off and, each time it (re)connects,
 // wakes every waiter to read the log again — whatever was written while it
 // was away is found there. Writes of this process are announced by one
-// notifier goroutine, which sends at most one NOTIFY at a time carrying
-// the highest position committed meanwhile, after commit: a NOTIFY inside
+// notifier goroutine, which sends at most one NOTIFY at a time (and one
+// per notifyGap) carrying the highest position committed meanwhile, after
+// commit: a NOTIFY inside
 // the writing transaction would serialize commits on PostgreSQL's
 // notification queue lock.
 //
@@ -58,12 +68,20 @@ func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
 }
 
 func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) {
+	var sent time.Time
 	for {
 		var n notice
 		select {
 		case <-ctx.Done():
 			return
 		case n = <-f.notify:
+		}
+		if rest := notifyGap - time.Since(sent); rest > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(rest):
+			}
 		}
 		audience := map[string]bool{}
 		add := func(n notice) {
@@ -92,6 +110,7 @@ func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) 
 		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := f.db.WithContext(nctx).Exec("SELECT pg_notify(?, ?)", strings.Trim(channel, `"`), payload).Error
 		cancel()
+		sent = time.Now()
 		if err != nil {
 			// The listeners' reconnection and backstop make up for it;
 			// this process's own waiters are told at once.

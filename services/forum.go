@@ -146,7 +146,7 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 			return pos, nil
 		}
 		var pos int64
-		err := tx.Raw(`SELECT `+positionSQL, positionsPerTx).Scan(&pos).Error
+		err := scanRow(tx.Raw(`SELECT `+positionSQL, positionsPerTx), &pos)
 		if err != nil {
 			return 0, fmt.Errorf("next log position: %w", err)
 		}
@@ -300,7 +300,7 @@ type fixedHorizonKey struct{}
 // horizon is the position below which the log is final (see settle).
 func (f *Forum) horizon(ctx context.Context) (int64, error) {
 	var h int64
-	if err := f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx).Scan(&h).Error; err != nil {
+	if err := scanRow(f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx), &h); err != nil {
 		return 0, fmt.Errorf("log horizon: %w", err)
 	}
 	return h, nil

@@ -28,8 +28,8 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 		return tx.Exec("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)", int32(id)).Error
 	}
 	var pos int64
-	err := tx.Raw(`SELECT `+positionSQL+` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`,
-		positionsPerTx, int32(id)).Scan(&pos).Error
+	err := scanRow(tx.Raw(`SELECT `+positionSQL+` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`,
+		positionsPerTx, int32(id)), &pos)
 	if err != nil {
 		return err
 	}

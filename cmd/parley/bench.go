@@ -34,7 +34,7 @@ func runBench(args []string) error {
 	if len(args) > 0 && args[0] == "search" {
 		return runBenchSearch(args[1:])
 	}
-	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N]")
+	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N] [--warmup D]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
 	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
@@ -49,6 +49,7 @@ func runBench(args []string) error {
 	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley bench bare` too, just before Parley")
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
+	warmup := fs.Duration("warmup", time.Second, "run each operation this long, unmeasured, before the first round: connections opened, statements prepared (pgbench, too, leaves out its connection time)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
 	var cfg config
 	cfg.dbFlag(fs)
@@ -85,6 +86,19 @@ func runBench(args []string) error {
 		time.Sleep(2 * time.Second) // all of them waiting
 		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
 			*waiters, *streams, before, serverGoroutines(*pprofAddr))
+	}
+	if *warmup > 0 {
+		stage.round = -1 // bodies unlike any of the rounds', for the guard
+		for _, op := range strings.Split(*ops, ",") {
+			if *bareURL != "" && (op == "posts" || op == "read") {
+				if _, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *warmup, ""); err != nil {
+					return err
+				}
+			}
+			if _, err := runOp(ctx, client, stage, op, *warmup, *base2); err != nil {
+				return err
+			}
+		}
 	}
 	for round := range max(1, *rounds) {
 		stage.round = round // the guard refuses a body said before
