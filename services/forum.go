@@ -134,6 +134,8 @@ const xidOffset = "(SELECT value FROM log_sequence WHERE id = 1)"
 const positionSQL = `(pg_current_xact_id()::text::bigint + ` + xidOffset + `) * ? +
 	set_config('parley.pos', (COALESCE(NULLIF(current_setting('parley.pos', true), ''), '-1')::int + 1)::text, true)::int`
 
+var nextPosition = fixed(`SELECT ` + positionSQL)
+
 // nextSeq takes the next position in the log for the current transaction.
 func nextSeq(tx *gorm.DB) (pos int64, err error) {
 	defer func() {
@@ -146,7 +148,7 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 			return pos, nil
 		}
 		var pos int64
-		err := scanRow(tx.Raw(`SELECT `+positionSQL, positionsPerTx), &pos)
+		err := scanRow(nextPosition.on(tx, positionsPerTx), &pos)
 		if err != nil {
 			return 0, fmt.Errorf("next log position: %w", err)
 		}

@@ -25,17 +25,21 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
 	conn, inTx := tx.Statement.ConnPool.(*sql.Tx)
 	if !ok || !inTx || !s.early.wanted || s.early.tx != nil {
-		return tx.Exec("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)", int32(id)).Error
+		return lockOnly.exec(tx, int32(id)).Error
 	}
 	var pos int64
-	err := scanRow(tx.Raw(`SELECT `+positionSQL+` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`,
-		positionsPerTx, int32(id)), &pos)
+	err := scanRow(lockWithPosition.on(tx, positionsPerTx, int32(id)), &pos)
 	if err != nil {
 		return err
 	}
 	s.early = earlyPosition{tx: conn, pos: pos}
 	return nil
 }
+
+var (
+	lockOnly         = fixed("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)")
+	lockWithPosition = fixed(`SELECT ` + positionSQL + ` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+)
 
 // wantEarlyPosition asks the next lockThread of tx's action, which must be
 // its last, to take the first log position with the lock.

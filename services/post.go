@@ -79,7 +79,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	msg := newMessage(th, nil, who, env, now)
 	msg.BodyHash, msg.ChainLen = bodyHash(env.Body), chainAfter(nil, who, false)
 	setAwaiting(&msg, askAwaiting(env).notSelf(turn{who.Identity, env.Extension}))
-	if err := tx.Create(&msg).Error; err != nil {
+	if err := insertMessage(tx, &msg); err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
 	seq, err := nextSeq(tx)
@@ -174,7 +174,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 			return Posted{}, err
 		}
 	}
-	if err := tx.Create(&msg).Error; err != nil {
+	if err := insertMessage(tx, &msg); err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
 	seq, err := nextSeq(tx)

@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -11,14 +12,57 @@ import (
 	"parley/models"
 )
 
-// A post's own rows — the thread it writes and its parent — are read and
-// written with fixed statements scanned by hand, through the action's
-// transaction. (The message itself is still inserted by GORM's Create:
-// tests of every binding inject faults into that step through GORM's
-// create callbacks.) GORM's generic path (statement building, reflection
-// on every field of a row) was half of a post's CPU in --pprof. The
-// statements still go through GORM's Raw and Row, so they run in the same
-// transaction and its callbacks see them. Both dialects accept them.
+// A post's own rows — the thread it writes, its parent and the message
+// itself — are read and written with fixed statements scanned by hand,
+// through the action's transaction. GORM's generic path (statement
+// building, reflection on every field of a row) was half of a post's CPU
+// in --pprof. The statements still go through GORM's row and raw
+// callbacks, so they run in the same transaction and its callbacks (the
+// tests' fault injection and statement counts) see them.
+
+// fixedSQL is a statement written once with ? placeholders and kept in
+// each dialect's own form. GORM's Raw and Exec rebuild a statement byte by
+// byte and box each argument on every call — a fifth of a post's
+// allocations in -memprofile; a fixed statement is handed to the driver
+// as it is.
+type fixedSQL struct{ sqlite, postgres string }
+
+// fixed makes a fixedSQL of one text for both dialects.
+func fixed(sql string) fixedSQL { return fixedSQL{sqlite: sql, postgres: numbered(sql)} }
+
+// numbered writes PostgreSQL's $1, $2… for the ? placeholders of sql (the
+// fixed statements hold no ? inside a literal).
+func numbered(sql string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range sql {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// on readies the statement on tx with args, for Row.
+func (s fixedSQL) on(tx *gorm.DB, args ...any) *gorm.DB {
+	q := tx.Raw("") // a statement of its own in tx's session
+	text := s.sqlite
+	if models.Dialect(tx) == "postgres" {
+		text = s.postgres
+	}
+	q.Statement.SQL.WriteString(text)
+	q.Statement.Vars = args
+	return q
+}
+
+// exec runs the statement on tx with args, as Exec does.
+func (s fixedSQL) exec(tx *gorm.DB, args ...any) *gorm.DB {
+	q := s.on(tx, args...)
+	return q.Callback().Raw().Execute(q)
+}
 
 // threadColumns are every column of threads in the order scanThread scans
 // them (a test checks them against models.Thread).
@@ -29,7 +73,10 @@ var threadColumns = []string{"id", "title", "root_message_id",
 	"model_run", "reply_by", "escalated_at",
 	"created_by_identity", "created_by_extension", "message_count", "created_at", "updated_at"}
 
-var threadSelect = "SELECT " + strings.Join(threadColumns, ", ") + " FROM threads"
+var (
+	threadSelect = "SELECT " + strings.Join(threadColumns, ", ") + " FROM threads"
+	threadByID   = fixed(threadSelect + " WHERE id = ?")
+)
 
 // threadFields are th's fields in threadColumns' order.
 func threadFields(th *models.Thread) []any {
@@ -44,7 +91,7 @@ func threadFields(th *models.Thread) []any {
 // readThreadRow reads one thread by id; gorm.ErrRecordNotFound when none.
 func readThreadRow(db *gorm.DB, id int64) (models.Thread, error) {
 	var th models.Thread
-	if err := scanRow(db.Raw(threadSelect+" WHERE id = ?", id), threadFields(&th)...); err != nil {
+	if err := scanRow(threadByID.on(db, id), threadFields(&th)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return th, gorm.ErrRecordNotFound
 		}
@@ -53,12 +100,12 @@ func readThreadRow(db *gorm.DB, id int64) (models.Thread, error) {
 	return th, nil
 }
 
-var threadUpdate = func() string {
+var threadUpdate = func() fixedSQL {
 	sets := make([]string, 0, len(threadColumns)-1)
 	for _, c := range threadColumns[1:] {
 		sets = append(sets, c+" = ?")
 	}
-	return "UPDATE threads SET " + strings.Join(sets, ", ") + " WHERE id = ?"
+	return fixed("UPDATE threads SET " + strings.Join(sets, ", ") + " WHERE id = ?")
 }()
 
 // saveThread writes every column of an existing thread, as GORM's Save did.
@@ -69,7 +116,7 @@ func saveThread(tx *gorm.DB, th *models.Thread) error {
 		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
 		th.ModelRun, th.ReplyBy, th.EscalatedAt,
 		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt, th.ID}
-	res := tx.Exec(threadUpdate, vals...)
+	res := threadUpdate.exec(tx, vals...)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -88,20 +135,24 @@ func messageFields(m *models.Message) []any {
 		&m.BodyHash, &m.ChainLen}
 }
 
+// parentWithRecent reads a message and the guard's recent body hashes
+// (readParentRow). The digests are hex: a comma never occurs in them.
+var parentWithRecent = func() fixedSQL {
+	text := func(agg string) string {
+		return "SELECT " + strings.Join(messageColumns, ", ") + ", (SELECT " + agg + ` FROM (SELECT body_hash FROM messages
+		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r) FROM messages WHERE id = ?`
+	}
+	return fixedSQL{sqlite: text("group_concat(body_hash, ',')"), postgres: numbered(text("string_agg(body_hash, ',')"))}
+}()
+
 // readParentRow reads one message by id, every column but PostgreSQL's
 // search vector, and beside it the body hashes of identity's last n
 // messages in thread, newest first through messages_guard_bodies;
 // gorm.ErrRecordNotFound when the message does not exist.
 func readParentRow(db *gorm.DB, id, thread int64, identity string, n int) (models.Message, []string, error) {
 	var m models.Message
-	agg := "string_agg(body_hash, ',')" // hex digests: a comma never occurs in them
-	if models.Dialect(db) != "postgres" {
-		agg = "group_concat(body_hash, ',')"
-	}
 	var recent sql.NullString
-	q := db.Raw("SELECT "+strings.Join(messageColumns, ", ")+", (SELECT "+agg+` FROM (SELECT body_hash FROM messages
-		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r) FROM messages WHERE id = ?`,
-		thread, identity, max(n, 0), id)
+	q := parentWithRecent.on(db, thread, identity, max(n, 0), id)
 	if err := scanRow(q, append(messageFields(&m), &recent)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return m, nil, gorm.ErrRecordNotFound
@@ -113,6 +164,19 @@ func readParentRow(db *gorm.DB, id, thread int64, identity string, n int) (model
 		hashes = strings.Split(recent.String, ",")
 	}
 	return m, hashes, nil
+}
+
+// messageInsert stores a new message, every column of messageColumns but
+// its id, which it answers.
+var messageInsert = fixed("INSERT INTO messages (" + strings.Join(messageColumns[1:], ", ") +
+	") VALUES (?" + strings.Repeat(", ?", len(messageColumns)-2) + ") RETURNING id")
+
+// insertMessage stores m and sets its id.
+func insertMessage(tx *gorm.DB, m *models.Message) error {
+	return scanRow(messageInsert.on(tx, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+		m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
+		m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy,
+		m.BodyHash, m.ChainLen), &m.ID)
 }
 
 // scanRow runs a Raw statement that answers one row and scans it;

@@ -164,8 +164,8 @@ func TestRefusalsOverHTTP(t *testing.T) {
 
 		// An unexpected fault: 500 internal, a generic message, logged with the request id.
 		a.db.Callback().Create().Before("gorm:create").Register("test:fail", func(tx *gorm.DB) {
-			if tx.Statement.Table == "messages" {
-				tx.AddError(errors.New("disk on fire: INSERT INTO messages"))
+			if tx.Statement.Table == "threads" {
+				tx.AddError(errors.New("disk on fire: INSERT INTO threads"))
 			}
 		})
 		r = a.refused(services.Internal, "POST", msgs, bob, map[string]any{"kind": "ask", "body": "boom"})
