@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -86,8 +87,8 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
 	var threads []models.Thread
 	keep, err := f.settle(ctx, func() ([]int64, error) {
-		threads = nil
-		if err := f.inboxTurns(ctx, who, extension, since, limit).Scan(&threads).Error; err != nil {
+		var err error
+		if threads, err = threadRows(f.inboxTurns(ctx, who, extension, since, limit), limit); err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
 		if who.Human() || who.LockHolder() {
@@ -187,9 +188,9 @@ func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[
 	for i, th := range threads {
 		ids[i] = th.TurnMessageID
 	}
-	var rows []models.Message
 	// Not "SELECT *": PostgreSQL's search vector is not shown (messageColumns).
-	if err := f.db.WithContext(ctx).Select(messageColumns).Where("id IN ?", ids).Find(&rows).Error; err != nil {
+	rows, err := messageRows(f.db.WithContext(ctx).Raw("SELECT "+strings.Join(messageColumns, ", ")+" FROM messages WHERE id IN ?", ids), len(ids))
+	if err != nil {
 		return nil, fmt.Errorf("inbox messages: %w", err)
 	}
 	out := make(map[int64]models.Message, len(rows))

@@ -32,7 +32,7 @@ func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since in
 }
 
 func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []any) {
-	branch := `SELECT * FROM (SELECT threads.* FROM threads
+	branch := `SELECT * FROM (SELECT ` + qualified("threads", threadColumns) + ` FROM threads
 		JOIN messages turn ON turn.id = threads.turn_message_id
 		WHERE threads.awaiting_identity = ? %s AND threads.turn_seq > ?
 		  AND threads.record_state NOT IN ` + terminalList + `

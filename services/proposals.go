@@ -3,7 +3,6 @@ package services
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"gorm.io/gorm"
 
@@ -117,19 +116,10 @@ func (f *Forum) pendingCount(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// treeColumnsOf is treeColumns qualified by a table alias.
-func treeColumnsOf(alias string) string {
-	cols := make([]string, len(treeColumns))
-	for i, c := range treeColumns {
-		cols[i] = alias + "." + c
-	}
-	return strings.Join(cols, ", ")
-}
-
 // proposingActs reads the messages that made the given state events, in
 // one query, keyed by event id.
 func proposingActs(db *gorm.DB, events []int64) (map[int64]models.Message, error) {
-	rows, err := db.Raw("SELECT e.id, "+treeColumnsOf("m")+
+	rows, err := db.Raw("SELECT e.id, "+qualified("m", treeColumns)+
 		" FROM events e JOIN messages m ON m.id = e.message_id WHERE e.id IN ?", events).Rows()
 	if err != nil {
 		return nil, err
