@@ -198,8 +198,8 @@ func (f *Forum) Overdue(ctx context.Context, who Caller) ([]OverdueItem, error) 
 	if err != nil {
 		return nil, fmt.Errorf("overdue: %w", err)
 	}
-	asks, err := f.messagesByID(ctx, threads)
-	if err != nil {
+	asks := map[int64]models.Message{}
+	if err := f.addTurnMessages(ctx, threads, asks); err != nil {
 		return nil, err
 	}
 	now := f.timestamp()

@@ -85,11 +85,18 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 
 // inboxPage reads one page of the inbox after the since position.
 func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
-	var threads []models.Thread
+	var (
+		threads []models.Thread
+		msgs    map[int64]models.Message
+	)
 	keep, err := f.settle(ctx, func() ([]int64, error) {
-		var err error
-		if threads, err = threadRows(f.inboxTurns(ctx, who, extension, since, limit), limit); err != nil {
+		rows, err := rowsOf(f.inboxTurns(ctx, who, extension, since, limit), limit, turnFields)
+		if err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
+		}
+		threads, msgs = make([]models.Thread, len(rows)), make(map[int64]models.Message, len(rows))
+		for i, r := range rows {
+			threads[i], msgs[r.message.ID] = r.thread, r.message
 		}
 		if who.Human() || who.LockHolder() {
 			var escalated []models.Thread
@@ -114,8 +121,7 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 	if len(threads) == 0 {
 		return out, nil
 	}
-	msgs, err := f.messagesByID(ctx, threads)
-	if err != nil {
+	if err := f.addTurnMessages(ctx, threads, msgs); err != nil {
 		return Inbox{}, err
 	}
 	now := f.timestamp()
@@ -183,19 +189,26 @@ func mergeTurns(a, b []models.Thread, limit int) []models.Thread {
 	return out
 }
 
-func (f *Forum) messagesByID(ctx context.Context, threads []models.Thread) (map[int64]models.Message, error) {
-	ids := make([]int64, len(threads))
-	for i, th := range threads {
-		ids[i] = th.TurnMessageID
+// addTurnMessages reads into msgs the turn messages of threads it lacks
+// (in the inbox, those of escalated turns, which a human's or a lock
+// holder's inbox reads apart).
+func (f *Forum) addTurnMessages(ctx context.Context, threads []models.Thread, msgs map[int64]models.Message) error {
+	var ids []int64
+	for _, th := range threads {
+		if _, ok := msgs[th.TurnMessageID]; !ok {
+			ids = append(ids, th.TurnMessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	// Not "SELECT *": PostgreSQL's search vector is not shown (messageColumns).
 	rows, err := messageRows(f.db.WithContext(ctx).Raw("SELECT "+strings.Join(messageColumns, ", ")+" FROM messages WHERE id IN ?", ids), len(ids))
 	if err != nil {
-		return nil, fmt.Errorf("inbox messages: %w", err)
+		return fmt.Errorf("inbox messages: %w", err)
 	}
-	out := make(map[int64]models.Message, len(rows))
 	for _, m := range rows {
-		out[m.ID] = m
+		msgs[m.ID] = m
 	}
-	return out, nil
+	return nil
 }

@@ -10,6 +10,28 @@ import (
 	"parley/models"
 )
 
+// turnColumns are the turn message's columns beside the thread's in an
+// inbox row, renamed so that they do not clash with the thread's: the page
+// needs no second query for its messages (one round trip less).
+var turnColumns = func() string {
+	cols := make([]string, len(messageColumns))
+	for i, c := range messageColumns {
+		cols[i] = "turn." + c + " AS turn_" + c
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// turnRow is a row of inboxTurns: a thread and the message whose turn is
+// open.
+type turnRow struct {
+	thread  models.Thread
+	message models.Message
+}
+
+func turnFields(r *turnRow) []any {
+	return append(threadFields(&r.thread), messageFields(&r.message)...)
+}
+
 // inboxTurns selects the first limit turns after since in the caller's
 // inbox as seen from one extension ("" for none), oldest first: the same
 // rows as inboxScope, read so that the cost does not grow with the forum.
@@ -47,7 +69,11 @@ func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []an
 	}
 	mineArgs = append(mineArgs, since, who.Identity, ext, limit)
 	anyArgs := []any{anyone.identity, since, who.Identity, ext, limit}
-	sql := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
+	page := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
+	// The page's turn messages join it once it is cut to limit rows: the
+	// branches' rows, twice as many, carry no message bodies.
+	sql := "WITH page AS (" + page + ") SELECT page.*, " + turnColumns +
+		" FROM page JOIN messages turn ON turn.id = page.turn_message_id ORDER BY page.turn_seq"
 	return sql, append(append(mineArgs, anyArgs...), limit)
 }
 

@@ -81,17 +81,29 @@ func TestPostRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+		// An agent's inbox page: its turns and their messages in one
+		// statement, besides admission and the log's horizon (on SQLite,
+		// the token and the rate limits apart).
+		inbox := countStatements(t, w, func() {
+			who, err := w.forum.Admit(w.ctx, tok.Secret, "inbox")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in, err := w.forum.Inbox(w.ctx, who, services.InboxQuery{}); err != nil || len(in.Items) == 0 {
+				t.Fatal(err, in)
+			}
+		})
 		// SQLite takes no lock (its writer is alone) but counts its log
 		// positions in a row of their own.
-		wantPost, wantRead := 7, 5
+		wantPost, wantRead, wantInbox := 7, 5, 4
 		if models.Dialect(w.db) == "postgres" {
 			// Admission in one statement; the thread's row and its tree go
 			// to pgx itself in one batch (threadWithMessagesPgx), unseen by
 			// GORM: a read is two round trips.
-			wantPost, wantRead = 6, 1
+			wantPost, wantRead, wantInbox = 6, 1, 3
 		}
-		if post != wantPost || read != wantRead {
-			t.Errorf("a post sent %d statements, a read %d; want %d and %d", post, read, wantPost, wantRead)
+		if post != wantPost || read != wantRead || inbox != wantInbox {
+			t.Errorf("a post sent %d statements, a read %d, an inbox %d; want %d, %d and %d", post, read, inbox, wantPost, wantRead, wantInbox)
 		}
 	})
 }

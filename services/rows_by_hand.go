@@ -188,15 +188,9 @@ func qualified(alias string, cols []string) string {
 	return strings.Join(out, ", ")
 }
 
-// threadRows reads every row q answers, its columns in threadColumns'
-// order; hint is how many to expect. The inbox reads its page of threads
-// so: GORM's reflective scan was a fifth of an inbox's CPU in --pprof.
-func threadRows(q *gorm.DB, hint int) ([]models.Thread, error) {
-	return rowsOf(q, hint, threadFields)
-}
-
 // messageRows reads every row q answers, its columns in messageColumns'
-// order; hint is how many to expect.
+// order; hint is how many to expect. GORM's reflective scan was a fifth of
+// an inbox's CPU in --pprof.
 func messageRows(q *gorm.DB, hint int) ([]models.Message, error) {
 	return rowsOf(q, hint, messageFields)
 }
