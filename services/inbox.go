@@ -89,8 +89,8 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 		threads []models.Thread
 		msgs    map[int64]models.Message
 	)
-	keep, err := f.settle(ctx, func() ([]int64, error) {
-		rows, err := rowsOf(f.inboxTurns(ctx, who, extension, since, limit), limit, turnFields)
+	keep, err := f.settleWith(ctx, func(horizon *int64) ([]int64, error) {
+		rows, err := f.inboxTurns(ctx, who, extension, since, limit, horizon)
 		if err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}

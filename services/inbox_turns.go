@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"gorm.io/gorm"
+	"github.com/jackc/pgx/v5"
 
 	"parley/models"
 )
@@ -48,10 +48,56 @@ func turnFields(r *turnRow) []any {
 // The terminal states are written as literals, not parameters, so that
 // PostgreSQL can prove a generic plan's predicate implies the partial
 // index's and SQLite matches it term for term.
-func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int) *gorm.DB {
+//
+// When horizon is not nil it is set to the log's horizon, read before the
+// page (see settle); on PostgreSQL both statements go to pgx in one batch,
+// which runs them in turn, so the page's snapshot still follows the
+// horizon's.
+func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, horizon *int64) ([]turnRow, error) {
 	sql, args := inboxTurnsSQL(who, ext, since, limit)
-	return f.db.WithContext(ctx).Raw(sql, args...)
+	if horizon != nil && models.Dialect(f.db) == "postgres" {
+		var rows []turnRow
+		ok, err := onPgx(ctx, f.db.WithContext(ctx), func(c *pgx.Conn) error {
+			var b pgx.Batch
+			b.Queue(horizonPG, positionsPerTx)
+			b.Queue(numbered(sql), args...)
+			br := c.SendBatch(ctx, &b)
+			defer br.Close()
+			if err := br.QueryRow().Scan(horizon); err != nil {
+				return err
+			}
+			page, err := br.Query()
+			if err != nil {
+				return err
+			}
+			defer page.Close()
+			rows = make([]turnRow, 0, limit)
+			for page.Next() {
+				rows = append(rows, turnRow{})
+				if err := page.Scan(turnFields(&rows[len(rows)-1])...); err != nil {
+					return err
+				}
+			}
+			if err := page.Err(); err != nil {
+				return err
+			}
+			return br.Close()
+		})
+		if ok || err != nil {
+			return rows, err
+		}
+	}
+	if horizon != nil {
+		var err error
+		if *horizon, err = f.horizon(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return rowsOf(f.db.WithContext(ctx).Raw(sql, args...), limit, turnFields)
 }
+
+// horizonPG is horizonSQL as pgx takes it.
+var horizonPG = numbered(horizonSQL)
 
 func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []any) {
 	branch := `SELECT * FROM (SELECT ` + qualified("threads", threadColumns) + ` FROM threads

@@ -19,25 +19,11 @@ import (
 // thread waited on each in turn. found is false when no thread has the id;
 // ok false when pgx is out of reach (the caller reads as before).
 func threadWithMessagesPgx(ctx context.Context, db *gorm.DB, thread int64) (th models.Thread, out []models.Message, found, ok bool, err error) {
-	pool, isPool := db.Statement.ConnPool.(*sql.DB)
-	if !isPool {
-		return th, nil, false, false, nil
-	}
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		return th, nil, false, true, err
-	}
-	defer conn.Close()
-	err = conn.Raw(func(driverConn any) error {
-		c, native := driverConn.(*stdlib.Conn)
-		if !native {
-			return nil
-		}
-		ok = true
+	ok, err = onPgx(ctx, db, func(c *pgx.Conn) error {
 		var b pgx.Batch
 		b.Queue(threadSelect+" WHERE id = $1", thread)
 		b.Queue("SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = $1 ORDER BY id", thread)
-		br := c.Conn().SendBatch(ctx, &b)
+		br := c.SendBatch(ctx, &b)
 		defer br.Close()
 		if err := br.QueryRow().Scan(threadFields(&th)...); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
@@ -66,6 +52,30 @@ func threadWithMessagesPgx(ctx context.Context, db *gorm.DB, thread int64) (th m
 	return th, out, found, ok, err
 }
 
+// onPgx runs fn on a connection of db's pool through pgx itself, outside
+// any transaction; ok is false when db is not a pool of pgx connections
+// (a transaction, another driver): the caller then reads through GORM.
+func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool, err error) {
+	pool, isPool := db.Statement.ConnPool.(*sql.DB)
+	if !isPool {
+		return false, nil
+	}
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return true, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(driverConn any) error {
+		c, native := driverConn.(*stdlib.Conn)
+		if !native {
+			return nil
+		}
+		ok = true
+		return fn(c.Conn())
+	})
+	return ok, err
+}
+
 // treeFields are m's fields in treeColumns' order.
 func treeFields(m *models.Message) []any { return messageFields(m)[:len(treeColumns)] }
 
@@ -77,27 +87,12 @@ func treeFields(m *models.Message) []any { return messageFields(m)[:len(treeColu
 // reports false when it cannot reach pgx (a transaction, another driver):
 // the caller then scans as before.
 func threadMessagesPgx(ctx context.Context, db *gorm.DB, thread int64, hint int) ([]models.Message, bool, error) {
-	pool, ok := db.Statement.ConnPool.(*sql.DB)
-	if !ok {
-		return nil, false, nil
-	}
-	conn, err := pool.Conn(ctx)
-	if err != nil {
-		return nil, true, err
-	}
-	defer conn.Close()
 	// Rows are scanned in place, into a slice sized from the thread's
 	// message count: a Message is large, and growing the slice and copying
 	// each row into it cost as much as decoding the rows.
 	out := make([]models.Message, 0, hint)
-	native := false
-	err = conn.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return nil
-		}
-		native = true
-		rows, err := c.Conn().Query(ctx, "SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = $1 ORDER BY id", thread)
+	native, err := onPgx(ctx, db, func(c *pgx.Conn) error {
+		rows, err := c.Query(ctx, "SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = $1 ORDER BY id", thread)
 		if err != nil {
 			return err
 		}
