@@ -18,67 +18,31 @@ import (
 // their since cursors. Every reader must see every event exactly once, in
 // ascending position.
 func TestNoEventSkippedOrRepeated(t *testing.T) {
-	db := dbtest.Fresh(t, "postgres")
-	w := &world{t: t, db: db, forum: services.New(db, services.Config{}), ctx: context.Background()}
+	w, writers := feedWorld(t)
 	reader := w.agent("reader", services.RightRead)
-	var writers []services.Caller
-	for i := range 64 {
-		writers = append(writers, w.agent(fmt.Sprintf("writer%d", i)))
-	}
 	var done atomic.Bool
-	type seen struct {
-		ids []string
-		err error
-	}
-	follow := func(out *seen) {
-		since := ""
-		for {
-			last := done.Load()
-			page, err := w.forum.Events(w.ctx, reader, services.EventsQuery{Since: since, Limit: "200"})
-			if err != nil {
-				out.err = err
-				return
-			}
-			for _, e := range page.Events {
-				out.ids = append(out.ids, e.ID)
-			}
-			since = page.Cursor
-			if last && len(page.Events) == 0 {
-				return
-			}
+	rg, readers := followers(&done, func(since string) ([]string, string, error) {
+		page, err := w.forum.Events(w.ctx, reader, services.EventsQuery{Since: since, Limit: "200"})
+		var ids []string
+		for _, e := range page.Events {
+			ids = append(ids, e.ID)
 		}
-	}
-	readers := make([]seen, 3)
-	var rg sync.WaitGroup
-	for i := range readers {
-		rg.Add(1)
-		go func() { defer rg.Done(); follow(&readers[i]) }()
-	}
-	var wg sync.WaitGroup
-	for _, who := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range 6 {
-				p, err := w.post(who, env{"kind": "ask", "body": fmt.Sprintf("question %d", n)})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				// decide is a second event (a proposal) in the same thread
-				if _, err := w.post(who, env{"kind": "decide", "thread": p.Thread.ID, "body": "decided"}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+		return ids, page.Cursor, err
+	})
+	writeAll(t, writers, func(who services.Caller, n int) error {
+		p, err := w.post(who, env{"kind": "ask", "body": fmt.Sprintf("question %d", n)})
+		if err != nil {
+			return err
+		}
+		// decide is a second event (a proposal) in the same thread
+		_, err = w.post(who, env{"kind": "decide", "thread": p.Thread.ID, "body": "decided"})
+		return err
+	})
 	done.Store(true)
 	rg.Wait()
 
 	var stored []models.Event
-	if err := db.Order("seq").Find(&stored).Error; err != nil {
+	if err := w.db.Order("seq").Find(&stored).Error; err != nil {
 		t.Fatal(err)
 	}
 	if len(stored) != 64*6*2 {
@@ -104,59 +68,25 @@ func TestNoEventSkippedOrRepeated(t *testing.T) {
 // writers open threads awaiting anyone while readers follow their inbox
 // with since cursors. Every reader must see every new turn exactly once.
 func TestNoTurnSkippedOrRepeated(t *testing.T) {
-	db := dbtest.Fresh(t, "postgres")
-	w := &world{t: t, db: db, forum: services.New(db, services.Config{}), ctx: context.Background()}
+	w, writers := feedWorld(t)
 	reader := w.agent("reader", services.RightRead)
-	var writers []services.Caller
-	for i := range 64 {
-		writers = append(writers, w.agent(fmt.Sprintf("writer%d", i)))
-	}
 	var done atomic.Bool
-	type seen struct {
-		threads []string
-		err     error
-	}
-	follow := func(out *seen) {
-		since := ""
-		for {
-			last := done.Load()
-			page, err := w.forum.Inbox(w.ctx, reader, services.InboxQuery{Since: since, Limit: "200"})
-			if err != nil {
-				out.err = err
-				return
-			}
-			for _, it := range page.Items {
-				out.threads = append(out.threads, it.Thread.ID)
-			}
-			since = page.Cursor
-			if last && len(page.Items) == 0 {
-				return
-			}
+	rg, readers := followers(&done, func(since string) ([]string, string, error) {
+		page, err := w.forum.Inbox(w.ctx, reader, services.InboxQuery{Since: since, Limit: "200"})
+		var ids []string
+		for _, it := range page.Items {
+			ids = append(ids, it.Thread.ID)
 		}
-	}
-	readers := make([]seen, 3)
-	var rg sync.WaitGroup
-	for i := range readers {
-		rg.Add(1)
-		go func() { defer rg.Done(); follow(&readers[i]) }()
-	}
+		return ids, page.Cursor, err
+	})
 	created := make(chan string, 64*6)
-	var wg sync.WaitGroup
-	for _, who := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range 6 {
-				p, err := w.post(who, env{"kind": "ask", "body": fmt.Sprintf("question %d", n)})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				created <- p.Thread.ID
-			}
-		}()
-	}
-	wg.Wait()
+	writeAll(t, writers, func(who services.Caller, n int) error {
+		p, err := w.post(who, env{"kind": "ask", "body": fmt.Sprintf("question %d", n)})
+		if err == nil {
+			created <- p.Thread.ID
+		}
+		return err
+	})
 	done.Store(true)
 	rg.Wait()
 	close(created)
@@ -173,7 +103,7 @@ func TestNoTurnSkippedOrRepeated(t *testing.T) {
 			t.Fatal(r.err)
 		}
 		got := map[string]int{}
-		for _, id := range r.threads {
+		for _, id := range r.ids {
 			got[id]++
 			if got[id] > 1 {
 				t.Fatalf("reader %d saw %s twice", i, id)
@@ -186,4 +116,68 @@ func TestNoTurnSkippedOrRepeated(t *testing.T) {
 			t.Fatalf("reader %d saw %d turns of %d", i, len(got), len(want))
 		}
 	}
+}
+
+// feedWorld is a fresh PostgreSQL forum with 64 writers.
+func feedWorld(t *testing.T) (*world, []services.Caller) {
+	db := dbtest.Fresh(t, "postgres")
+	w := &world{t: t, db: db, forum: services.New(db, services.Config{}), ctx: context.Background()}
+	var writers []services.Caller
+	for i := range 64 {
+		writers = append(writers, w.agent(fmt.Sprintf("writer%d", i)))
+	}
+	return w, writers
+}
+
+// seen is what one reader of a feed saw, in order.
+type seen struct {
+	ids []string
+	err error
+}
+
+// followers starts three readers that page a since feed with read until
+// done is set and a page then comes back empty.
+func followers(done *atomic.Bool, read func(since string) (ids []string, cursor string, err error)) (*sync.WaitGroup, []seen) {
+	readers := make([]seen, 3)
+	var rg sync.WaitGroup
+	for i := range readers {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			since := ""
+			for {
+				last := done.Load()
+				ids, cursor, err := read(since)
+				if err != nil {
+					readers[i].err = err
+					return
+				}
+				readers[i].ids = append(readers[i].ids, ids...)
+				since = cursor
+				if last && len(ids) == 0 {
+					return
+				}
+			}
+		}()
+	}
+	return &rg, readers
+}
+
+// writeAll has every writer act 6 times, all writers at once, and waits
+// for them.
+func writeAll(t *testing.T, writers []services.Caller, act func(who services.Caller, n int) error) {
+	var wg sync.WaitGroup
+	for _, who := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 6 {
+				if err := act(who, n); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
