@@ -54,11 +54,15 @@ func TestSearchInTheBrowser(t *testing.T) {
 			}
 			screenshot(t, ctx, "search-"+strconv.FormatInt(width, 10))
 
+			// The answer's hit is already on this page: mark the page, so
+			// as to wait for the narrowed one itself.
+			read(t, ctx, chromedp.Evaluate[string](`document.body.dataset.before = "1"`))
 			run(t, ctx, "narrow to answers",
 				chromedp.Click(`.filters summary`),
 				chromedp.WaitVisible(`#kind`),
 				chromedp.SetValue(`#kind`, "answer"),
 				chromedp.Submit(`[data-testid="search-form"]`),
+				chromedp.WaitNotPresent(`body[data-before]`),
 				chromedp.WaitVisible(`[data-testid="hit"][data-message="`+answer+`"]`),
 			)
 			loc := read(t, ctx, chromedp.Location())
