@@ -56,33 +56,7 @@ func turnFields(r *turnRow) []any {
 func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, horizon *int64) ([]turnRow, error) {
 	sql, args := inboxTurnsSQL(who, ext, since, limit)
 	if horizon != nil && models.Dialect(f.db) == "postgres" {
-		var rows []turnRow
-		ok, err := onPgx(ctx, f.db.WithContext(ctx), func(c *pgx.Conn) error {
-			var b pgx.Batch
-			b.Queue(horizonPG, positionsPerTx)
-			b.Queue(numbered(sql), args...)
-			br := c.SendBatch(ctx, &b)
-			defer br.Close()
-			if err := br.QueryRow().Scan(horizon); err != nil {
-				return err
-			}
-			page, err := br.Query()
-			if err != nil {
-				return err
-			}
-			defer page.Close()
-			rows = make([]turnRow, 0, limit)
-			for page.Next() {
-				rows = append(rows, turnRow{})
-				if err := page.Scan(turnFields(&rows[len(rows)-1])...); err != nil {
-					return err
-				}
-			}
-			if err := page.Err(); err != nil {
-				return err
-			}
-			return br.Close()
-		})
+		rows, ok, err := f.horizonAndPagePgx(ctx, sql, args, limit, horizon)
 		if ok || err != nil {
 			return rows, err
 		}
@@ -94,6 +68,39 @@ func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since in
 		}
 	}
 	return rowsOf(f.db.WithContext(ctx).Raw(sql, args...), limit, turnFields)
+}
+
+// horizonAndPagePgx sends the horizon's statement and the page's to pgx in
+// one batch, sets *horizon and answers the page; ok is false when pgx is
+// out of reach (see onPgx).
+func (f *Forum) horizonAndPagePgx(ctx context.Context, sql string, args []any, limit int, horizon *int64) (rows []turnRow, ok bool, err error) {
+	ok, err = onPgx(ctx, f.db.WithContext(ctx), func(c *pgx.Conn) error {
+		var b pgx.Batch
+		b.Queue(horizonPG, positionsPerTx)
+		b.Queue(numbered(sql), args...)
+		br := c.SendBatch(ctx, &b)
+		defer br.Close()
+		if err := br.QueryRow().Scan(horizon); err != nil {
+			return err
+		}
+		page, err := br.Query()
+		if err != nil {
+			return err
+		}
+		defer page.Close()
+		rows = make([]turnRow, 0, limit)
+		for page.Next() {
+			rows = append(rows, turnRow{})
+			if err := page.Scan(turnFields(&rows[len(rows)-1])...); err != nil {
+				return err
+			}
+		}
+		if err := page.Err(); err != nil {
+			return err
+		}
+		return br.Close()
+	})
+	return rows, ok, err
 }
 
 // horizonPG is horizonSQL as pgx takes it.
