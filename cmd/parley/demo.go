@@ -10,23 +10,45 @@ import (
 	"strings"
 	"time"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
 // runDemo fills an empty forum with the example of demo_script.go. It acts
 // only through the services, as a client would, so the example obeys every
-// rule of the protocol; what the services refuse stops it.
+// rule of the protocol; what the services refuse stops it. With --serve it
+// then serves the forum, so that one command takes a newcomer from a bare
+// machine to the demo in a browser; on a forum that already has threads,
+// --serve only serves it.
 func runDemo(args []string) error {
-	fs := newFlagSet("demo", "parley demo [--db URL] [--realm REALM]   (password of ada: env PARLEY_PASSWORD, else "+demoPassword+")")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("parley demo", "parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]   (password of ada: env PARLEY_PASSWORD, else "+demoPassword+")")
+	serve := fs.Bool("serve", false, "then serve the forum (as parley serve does); on a forum that already has threads, only serve it")
+	addr := fs.String("addr", "127.0.0.1:8080", "with --serve: listen `address` (env PARLEY_ADDR)")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := fillDemo(cfg, *addr, *serve); err != nil {
+		return err
+	}
+	if !*serve {
+		return nil
+	}
+	serveArgs := []string{"--addr", *addr, "--realm", cfg.Realm}
+	if cfg.DB != "" {
+		serveArgs = append(serveArgs, "--db", cfg.DB)
+	}
+	return runServe(serveArgs)
+}
+
+// fillDemo runs the demo script on the database of cfg; with serving, a
+// forum that already has threads is left as it is.
+func fillDemo(cfg cli.Config, addr string, serving bool) error {
 	ctx := context.Background()
 	// Like serve, demo migrates: it is meant for a database made for it.
-	forum, _, closeDB, err := cfg.migrated(ctx)
+	forum, _, closeDB, err := cfg.Migrated(ctx)
 	if err != nil {
 		return err
 	}
@@ -37,7 +59,11 @@ func runDemo(args []string) error {
 	if err != nil {
 		return err
 	}
-	if n > 0 {
+	switch {
+	case n > 0 && serving:
+		fmt.Printf("%s already has %d threads: serving it as it is.\n", cfg.DBKind(), n)
+		return nil
+	case n > 0:
 		return fmt.Errorf("database already has %d threads; demo fills an empty forum", n)
 	}
 	password := demoPassword
@@ -65,6 +91,11 @@ func runDemo(args []string) error {
 		}
 	}
 	d.summary(cfg, password == demoPassword, tokens)
+	if serving {
+		fmt.Printf("\nServing it at http://%s (sign in as %s); Ctrl-C stops.\n", addr, demoHuman)
+	} else {
+		fmt.Println("\nNext: run 'parley serve' on this database and open http://127.0.0.1:8080 (sign in as ada).")
+	}
 	return nil
 }
 
@@ -219,13 +250,13 @@ func (d *demo) dialectic(s step, env map[string]any) {
 
 // summary tells what was made and how to look at it. It is the only output,
 // and comes last, so a failed run prints nothing on stdout.
-func (d *demo) summary(cfg config, demoPass bool, tokens []string) {
+func (d *demo) summary(cfg cli.Config, demoPass bool, tokens []string) {
 	messages := 0
 	for _, th := range d.threads {
 		messages += th.MessageCount
 	}
 	fmt.Printf("Filled %s (realm %s) with a demo forum: %d threads, %d messages.\n\n",
-		cfg.dbKind(), d.forum.Realm(), len(d.order), messages)
+		cfg.DBKind(), d.forum.Realm(), len(d.order), messages)
 	for _, key := range d.order {
 		th := d.threads[key]
 		state := string(th.State)
@@ -254,5 +285,4 @@ func (d *demo) summary(cfg config, demoPass bool, tokens []string) {
 		}
 		fmt.Printf("  %-*s  %s  %-*s  %s\n", width, a.handle, tokens[i], idWidth, d.callers[a.handle].Identity, rights)
 	}
-	fmt.Println("\nNext: run 'parley serve' on this database and open http://127.0.0.1:8080 (sign in as ada).")
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"parley/internal/testkit"
 	"parley/migrations/dbtest"
 	"parley/models"
 	"parley/services"
@@ -27,8 +29,8 @@ func TestDemo(t *testing.T) {
 			r := ok(t, parley(t, nil, "", "demo", "--db", db))
 			for _, want := range []string{"parley-demo", "demo password", "http://127.0.0.1:8080", "parley serve",
 				"ainotes:steward  read, write, lock  <- lock holder", "ainotes:planner  read, write\n"} {
-				if !strings.Contains(r.stdout, want) {
-					t.Errorf("demo output lacks %q:\n%s", want, r.stdout)
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("demo output lacks %q:\n%s", want, r.Stdout)
 				}
 			}
 			forum := openForum(t, db)
@@ -36,7 +38,7 @@ func TestDemo(t *testing.T) {
 
 			// Every agent's token is printed and works; the steward moderates.
 			for _, handle := range []string{"planner", "coder", "critic", "steward", "auditor"} {
-				who, err := forum.Authenticate(ctx, tokenOf(t, r.stdout, handle))
+				who, err := forum.Authenticate(ctx, tokenOf(t, r.Stdout, handle))
 				if err != nil || who.Identity != "ainotes:"+handle {
 					t.Fatalf("token printed for %s: %+v, %v", handle, who, err)
 				}
@@ -126,8 +128,8 @@ func TestDemoRefusesAnExistingHuman(t *testing.T) {
 
 func TestDemoUsage(t *testing.T) {
 	t.Parallel()
-	if r := ok(t, parley(t, nil, "", "help")); !strings.Contains(r.stdout, "parley demo [--db URL] [--realm REALM]") {
-		t.Errorf("usage lacks demo:\n%s", r.stdout)
+	if r := ok(t, parley(t, nil, "", "help")); !strings.Contains(r.Stdout, "parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]") {
+		t.Errorf("usage lacks demo:\n%s", r.Stdout)
 	}
 	fails(t, parley(t, nil, "", "demo", "extra"), 2, `unexpected argument "extra"`)
 }
@@ -193,12 +195,47 @@ func TestDemoFromAnyFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), binary, "demo", "--db", "forum.db")
-	cmd.Dir, cmd.Env = dir, cleanEnv()
+	cmd.Dir, cmd.Env = dir, testkit.CleanEnv()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo from %s: %v\n%s", dir, err, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "forum.db")); err != nil || !strings.Contains(string(out), "lock holder") {
 		t.Fatalf("no forum.db in the folder, or no lock holder named (%v):\n%s", err, out)
+	}
+}
+
+// TestDemoServe: the README's first command. On an empty database demo
+// --serve prints ada's password and the agents' tokens, then serves the
+// forum they work in; run again on the same file it only serves it.
+func TestDemoServe(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "parley.db")
+	addr := testkit.FreeAddr(t)
+	p := testkit.Start(t, addr, binary, "demo", "--serve", "--db", db, "--addr", addr)
+	out := p.Stdout.String()
+	if !strings.Contains(out, "password parley-demo") {
+		t.Fatalf("no password for ada:\n%s", out)
+	}
+	if !strings.Contains(out, "Serving it at http://"+addr) {
+		t.Fatalf("demo --serve does not say where it serves:\n%s", out)
+	}
+	token := tokenOf(t, out, "steward")
+	status, me, err := call(http.DefaultClient, "GET", p.URL("/api/v1/me"), token, nil)
+	if err != nil || status != 200 || testkit.Str(me, "identity") == "" {
+		t.Fatalf("a printed token does not work on the served forum: %d %v %v", status, me, err)
+	}
+	status, list, err := call(http.DefaultClient, "GET", p.URL("/api/v1/threads"), token, nil)
+	if threads, _ := testkit.Dig(list, "threads").([]any); err != nil || status != 200 || len(threads) == 0 {
+		t.Fatalf("the served forum has no threads: %d %v %v", status, list, err)
+	}
+	p.Kill()
+
+	again := testkit.Start(t, addr, binary, "demo", "--serve", "--db", db, "--addr", addr)
+	if out := again.Stdout.String(); !strings.Contains(out, "serving it as it is") || strings.Contains(out, "Agent tokens") {
+		t.Fatalf("a second demo --serve filled again instead of serving:\n%s", out)
+	}
+	if status, _, err := call(http.DefaultClient, "GET", again.URL("/api/v1/me"), token, nil); err != nil || status != 200 {
+		t.Fatalf("the first run's token no longer works: %d %v", status, err)
 	}
 }

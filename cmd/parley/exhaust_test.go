@@ -23,8 +23,8 @@ func TestConnectionExhaustion(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "parley.db")
 	p := startServe(t, db, []string{"prlimit", "--nofile=300:300"}, "--read-timeout", "2s")
-	if !strings.Contains(p.stderr.String(), "max_conns=") || strings.Contains(p.stderr.String(), "max_conns=10000") {
-		t.Fatalf("the connection cap was not fitted under the file limit:\n%s", p.tail())
+	if !strings.Contains(p.Stderr.String(), "max_conns=") || strings.Contains(p.Stderr.String(), "max_conns=10000") {
+		t.Fatalf("the connection cap was not fitted under the file limit:\n%s", p.Tail())
 	}
 
 	var held []net.Conn
@@ -34,7 +34,7 @@ func TestConnectionExhaustion(t *testing.T) {
 		}
 	}()
 	for range 320 {
-		c, err := net.DialTimeout("tcp", p.addr, 2*time.Second)
+		c, err := net.DialTimeout("tcp", p.Addr, 2*time.Second)
 		if err != nil {
 			break // the backlog is full: also a way of saying "not now"
 		}
@@ -47,28 +47,28 @@ func TestConnectionExhaustion(t *testing.T) {
 	// While they are held, a new client is told 503 (or waits in the
 	// backlog), and the process lives.
 	client := &http.Client{Timeout: 5 * time.Second}
-	if resp, err := client.Get(p.url("/healthz")); err == nil {
+	if resp, err := client.Get(p.URL("/healthz")); err == nil {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusServiceUnavailable && resp.StatusCode != http.StatusOK {
 			t.Fatalf("while exhausted: %d", resp.StatusCode)
 		}
 	}
-	if !p.alive() {
-		t.Fatalf("the server died:\n%s", p.tail())
+	if !p.Alive() {
+		t.Fatalf("the server died:\n%s", p.Tail())
 	}
 	// The read timeout frees the stalled connections; the server serves.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		resp, err := client.Get(p.url("/healthz"))
+		resp, err := client.Get(p.URL("/healthz"))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break
 			}
 		}
-		if !p.alive() || time.Now().After(deadline) {
-			t.Fatalf("the server did not serve again (alive %v, last %v):\n%s", p.alive(), err, p.tail())
+		if !p.Alive() || time.Now().After(deadline) {
+			t.Fatalf("the server did not serve again (alive %v, last %v):\n%s", p.Alive(), err, p.Tail())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
@@ -14,15 +15,15 @@ import (
 // or to stdout. A file appears whole or not at all: it is written beside
 // its name and renamed when complete.
 func runExport(args []string) error {
-	fs := newFlagSet("export", "parley export [--db URL] [--out FILE]")
+	fs := cli.NewFlagSet("parley export", "parley export [--db URL] [--out FILE]")
 	out := fs.String("out", "", "write the bundle to `FILE` instead of stdout")
-	var cfg config
-	cfg.dbFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,15 +65,15 @@ func exportFile(ctx context.Context, forum *services.Forum, path string) (servic
 // runImport loads a bundle into an empty database, migrating it first:
 // like serve and demo, import works on a database made for it.
 func runImport(args []string) error {
-	fs := newFlagSet("import", "parley import [--db URL] FILE   (FILE - reads stdin)")
-	var cfg config
-	cfg.dbFlag(fs)
-	positional, err := parseFlags(fs, args)
+	fs := cli.NewFlagSet("parley import", "parley import [--db URL] FILE   (FILE - reads stdin)")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	positional, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(positional) != 1 {
-		return usageErrorf("import: name one bundle FILE (or - for stdin)")
+		return cli.Usagef("import: name one bundle FILE (or - for stdin)")
 	}
 	var in io.Reader = os.Stdin
 	if positional[0] != "-" {
@@ -84,7 +85,7 @@ func runImport(args []string) error {
 		in = f
 	}
 	ctx := context.Background()
-	forum, _, closeDB, err := cfg.migrated(ctx)
+	forum, _, closeDB, err := cfg.Migrated(ctx)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func runImport(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println(bundleSummary("imported", h) + " into " + cfg.dbKind())
+	fmt.Println(bundleSummary("imported", h) + " into " + cfg.DBKind())
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parley/internal/testkit"
 )
 
 // TestMoveToPostgres is the README's move in three commands: export the
@@ -22,27 +24,27 @@ func TestMoveToPostgres(t *testing.T) {
 	bundle := filepath.Join(dir, "forum.jsonl")
 
 	r := ok(t, parley(t, nil, "", "export", "--db", lite, "--out", bundle))
-	if !strings.HasPrefix(r.stdout, "exported ") || !strings.Contains(r.stdout, " to "+bundle) {
-		t.Fatalf("export said %q", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "exported ") || !strings.Contains(r.Stdout, " to "+bundle) {
+		t.Fatalf("export said %q", r.Stdout)
 	}
 	piped := ok(t, parley(t, nil, "", "export", "--db", lite))
 	written, _ := os.ReadFile(bundle)
-	if piped.stdout != string(written) || !strings.HasPrefix(piped.stderr, "exported ") {
+	if piped.Stdout != string(written) || !strings.HasPrefix(piped.Stderr, "exported ") {
 		t.Fatal("export to stdout differs from export to a file")
 	}
 	r = ok(t, parley(t, nil, "", "import", "--db", pg, bundle))
-	if !strings.HasPrefix(r.stdout, "imported ") || !strings.HasSuffix(r.stdout, " into postgres\n") {
-		t.Fatalf("import said %q", r.stdout)
+	if !strings.HasPrefix(r.Stdout, "imported ") || !strings.HasSuffix(r.Stdout, " into postgres\n") {
+		t.Fatalf("import said %q", r.Stdout)
 	}
 	again := ok(t, parley(t, nil, "", "export", "--db", pg))
-	if !bytes.Equal([]byte(again.stdout), written) {
+	if !bytes.Equal([]byte(again.Stdout), written) {
 		t.Fatal("the bundle exported from PostgreSQL differs from the one imported")
 	}
 	fails(t, parley(t, nil, "", "import", "--db", pg, bundle), 1, "not empty")
 
 	// An agent's token from the demo, against the moved forum.
 	token := ""
-	for _, line := range strings.Split(demo.stdout, "\n") {
+	for _, line := range strings.Split(demo.Stdout, "\n") {
 		if i := strings.Index(line, "prl_"); i >= 0 {
 			token = strings.Fields(line[i:])[0]
 			break
@@ -50,12 +52,12 @@ func TestMoveToPostgres(t *testing.T) {
 	}
 	srv := startServe(t, pg, nil)
 	client := &http.Client{Timeout: 10 * time.Second}
-	status, body, err := call(client, "GET", srv.url("/api/v1/threads"), token, nil)
-	if err != nil || status != 200 || len(dig(body, "threads").([]any)) == 0 {
+	status, body, err := call(client, "GET", srv.URL("/api/v1/threads"), token, nil)
+	if err != nil || status != 200 || len(testkit.Dig(body, "threads").([]any)) == 0 {
 		t.Fatalf("a demo token against the moved forum: %d %v %v", status, body, err)
 	}
-	status, body, err = call(client, "GET", srv.url("/api/v1/search?q=port"), token, nil)
-	if hits, _ := dig(body, "hits").([]any); err != nil || status != 200 || len(hits) == 0 || !strings.Contains(str(hits[0], "snippet"), "«") {
+	status, body, err = call(client, "GET", srv.URL("/api/v1/search?q=port"), token, nil)
+	if hits, _ := testkit.Dig(body, "hits").([]any); err != nil || status != 200 || len(hits) == 0 || !strings.Contains(testkit.Str(hits[0], "snippet"), "«") {
 		t.Fatalf("search of the moved forum: %d %v %v", status, body, err)
 	}
 }

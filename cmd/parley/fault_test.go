@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/internal/testkit"
 	"parley/models"
 )
 
@@ -22,7 +23,7 @@ type ack struct {
 // into its own thread (open, notes, answers from the next agent, and the
 // creator's proposals), until stop closes. They return every acknowledged
 // post; failures (the server killed or the database gone) are counted.
-func posters(p *proc, tag string, tokens []string, max int, pause time.Duration, stop <-chan struct{}) (acks []ack, failed int) {
+func posters(p *testkit.Proc, tag string, tokens []string, max int, pause time.Duration, stop <-chan struct{}) (acks []ack, failed int) {
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
@@ -51,12 +52,12 @@ func posters(p *proc, tag string, tokens []string, max int, pause time.Duration,
 					env = map[string]any{"kind": "note", "thread": thread, "body": body,
 						"from": map[string]any{"extension": fmt.Sprintf("w%d", n%3)}}
 				}
-				status, out, err := call(client, "POST", p.url("/api/v1/messages"), tok, env)
+				status, out, err := call(client, "POST", p.URL("/api/v1/messages"), tok, env)
 				mu.Lock()
 				switch {
 				case err == nil && status == http.StatusCreated:
-					thread = str(out, "thread", "id")
-					acks = append(acks, ack{thread, str(out, "message", "id"), body})
+					thread = testkit.Str(out, "thread", "id")
+					acks = append(acks, ack{thread, testkit.Str(out, "message", "id"), body})
 				case err == nil && status == http.StatusConflict:
 					// a refused mark: an answer, not a failure
 				default:
@@ -74,7 +75,7 @@ func posters(p *proc, tag string, tokens []string, max int, pause time.Duration,
 // acknowledged post is stored exactly once with its body, that every
 // thread's message_count matches its messages, and that every thread's
 // events chain from state to state and end in its current state.
-func checkStored(t *testing.T, db string, p *proc, token string, acks []ack) {
+func checkStored(t *testing.T, db string, p *testkit.Proc, token string, acks []ack) {
 	t.Helper()
 	gdb, err := models.Open(db)
 	if err != nil {
@@ -107,23 +108,23 @@ func checkStored(t *testing.T, db string, p *proc, token string, acks []ack) {
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	for _, th := range threads {
-		_, view, err := call(client, "GET", p.url("/api/v1/threads/"+th), token, nil)
+		_, view, err := call(client, "GET", p.URL("/api/v1/threads/"+th), token, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, evs, err := call(client, "GET", p.url("/api/v1/events?limit=200&thread="+th), token, nil)
+		_, evs, err := call(client, "GET", p.URL("/api/v1/events?limit=200&thread="+th), token, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		state := ""
-		for i, e := range dig(evs, "events").([]any) {
-			from := str(e, "from_state")
+		for i, e := range testkit.Dig(evs, "events").([]any) {
+			from := testkit.Str(e, "from_state")
 			if i > 0 && from != state {
 				t.Fatalf("%s event %d leaves %q, but the thread was %q", th, i, from, state)
 			}
-			state = str(e, "to_state")
+			state = testkit.Str(e, "to_state")
 		}
-		if want := str(view, "thread", "state"); state != want {
+		if want := testkit.Str(view, "thread", "state"); state != want {
 			t.Fatalf("%s: events end in %q, thread is %q", th, state, want)
 		}
 	}
@@ -143,10 +144,10 @@ func TestKillUnderLoad(t *testing.T) {
 		go func() { acks, failed = posters(p, "before the kill", tokens, 100, 0, stop); close(done) }()
 		// Kill mid-run: once the server has acknowledged a good number of
 		// posts (its log says so), however loaded the machine is.
-		for deadline := time.Now().Add(20 * time.Second); strings.Count(p.stderr.String(), "status=201") < 40 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(20 * time.Second); strings.Count(p.Stderr.String(), "status=201") < 40 && time.Now().Before(deadline); {
 			time.Sleep(20 * time.Millisecond)
 		}
-		p.kill()
+		p.Kill()
 		close(stop)
 		<-done
 		if len(acks) < 10 {

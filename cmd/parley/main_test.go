@@ -1,12 +1,9 @@
 package main_test
 
 import (
-	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/internal/testkit"
 	"parley/migrations"
 	"parley/migrations/dbtest"
 	"parley/models"
@@ -33,9 +31,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "parley")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build parley: %v\n%s", err, out)
+	if binary, err = testkit.Build(dir, "parley/cmd/parley"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -44,36 +41,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type result struct {
-	code           int
-	stdout, stderr string
-}
+type result = testkit.Result
 
-// parley runs the binary with stdin and the environment of the test minus
-// every PARLEY_ variable (a developer's PARLEY_DATABASE_URL must not send
-// the tests to their database), plus env.
+// parley runs the binary (testkit.Run).
 func parley(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("parley %v: %v", args, err)
-	}
-	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	return testkit.Run(t, binary, env, stdin, args...)
 }
 
 // ok fails the test unless the command succeeded.
 func ok(t *testing.T, r result) result {
 	t.Helper()
-	if r.code != 0 {
-		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit status %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	return r
 }
@@ -82,20 +62,10 @@ func ok(t *testing.T, r result) result {
 // on stderr, and nothing on stdout.
 func fails(t *testing.T, r result, code int, want string) {
 	t.Helper()
-	if r.code != code || !strings.Contains(r.stderr, want) || r.stdout != "" {
+	if r.Code != code || !strings.Contains(r.Stderr, want) || r.Stdout != "" {
 		t.Fatalf("want exit status %d and %q on stderr only; got %d\nstdout:\n%s\nstderr:\n%s",
-			code, want, r.code, r.stdout, r.stderr)
+			code, want, r.Code, r.Stdout, r.Stderr)
 	}
-}
-
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PARLEY_") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }
 
 func lastLine(s string) string {
@@ -158,8 +128,14 @@ func TestHelp(t *testing.T) {
 		r := ok(t, parley(t, nil, "", arg))
 		for _, want := range []string{"serve", "migrate", "token create", "token list", "token revoke", "user add",
 			"--addr", "--db", "--realm", "--handle", "--human", "--rights", "--label", "PARLEY_PASSWORD"} {
-			if !strings.Contains(r.stdout, want) {
+			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("parley %s: usage lacks %q", arg, want)
+			}
+		}
+		// The product's help lists the product only: the lab is parley-lab.
+		for _, lab := range []string{"parley bench", "parley simulate", "  bench ", "  simulate "} {
+			if strings.Contains(r.Stdout, lab) {
+				t.Errorf("parley %s lists the lab's %q", arg, lab)
 			}
 		}
 	}
@@ -184,13 +160,13 @@ func TestMigrate(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := ok(t, parley(t, nil, "", "migrate", "--db", db))
-		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 		if len(lines) != len(list) || !strings.HasPrefix(lines[0], "applied version 1 ") {
-			t.Fatalf("first migrate printed %q, want %d applied versions", r.stdout, len(list))
+			t.Fatalf("first migrate printed %q, want %d applied versions", r.Stdout, len(list))
 		}
 		r = ok(t, parley(t, []string{"PARLEY_DATABASE_URL=" + db}, "", "migrate"))
-		if want := fmt.Sprintf("database is at version %d\n", latest); r.stdout != want {
-			t.Fatalf("second migrate printed %q, want %q", r.stdout, want)
+		if want := fmt.Sprintf("database is at version %d\n", latest); r.Stdout != want {
+			t.Fatalf("second migrate printed %q, want %q", r.Stdout, want)
 		}
 	})
 }
@@ -202,11 +178,11 @@ func TestTokens(t *testing.T) {
 		ok(t, parley(t, nil, "", "migrate", "--db", db))
 
 		r := ok(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--rights", "read,write", "--label", "Bob the agent", "--db", db))
-		secret := lastLine(r.stdout)
-		if !strings.HasPrefix(secret, "prl_") || strings.Count(r.stdout, "\n") < 2 {
-			t.Fatalf("token create printed %q: want a description, then the secret alone on the last line", r.stdout)
+		secret := lastLine(r.Stdout)
+		if !strings.HasPrefix(secret, "prl_") || strings.Count(r.Stdout, "\n") < 2 {
+			t.Fatalf("token create printed %q: want a description, then the secret alone on the last line", r.Stdout)
 		}
-		list := ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout
+		list := ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout
 		if strings.Contains(list, secret) || strings.Contains(list, strings.Split(secret, "_")[2]) {
 			t.Fatalf("token list shows the secret:\n%s", list)
 		}
@@ -219,7 +195,7 @@ func TestTokens(t *testing.T) {
 		env := []string{"PARLEY_REALM=lab", "PARLEY_DATABASE_URL=" + db}
 		ok(t, parley(t, env, "", "token", "create", "--handle", "eve", "--rights", "read"))
 		ok(t, parley(t, env, "", "token", "create", "--handle", "eve", "--rights", "read", "--realm", "lab2"))
-		list = ok(t, parley(t, env, "", "token", "list")).stdout
+		list = ok(t, parley(t, env, "", "token", "list")).Stdout
 		row(t, list, "lab:eve")
 		row(t, list, "lab2:eve")
 
@@ -229,10 +205,10 @@ func TestTokens(t *testing.T) {
 		fails(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--db", db), 2, "--rights")
 
 		r = ok(t, parley(t, nil, "", "token", "revoke", bob[0], "--db", db))
-		if !strings.Contains(r.stdout, "revoked") {
-			t.Fatalf("token revoke printed %q", r.stdout)
+		if !strings.Contains(r.Stdout, "revoked") {
+			t.Fatalf("token revoke printed %q", r.Stdout)
 		}
-		list = ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout
+		list = ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout
 		if revoked := row(t, list, "ainotes:bob")[6]; revoked == "-" {
 			t.Fatalf("bob's token is not shown revoked:\n%s", list)
 		}
@@ -247,16 +223,16 @@ func TestUsers(t *testing.T) {
 		ok(t, parley(t, nil, "", "migrate", "--db", db))
 
 		r := ok(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "carol", "--db", db))
-		if r.stdout != "added human:carol\n" {
-			t.Fatalf("user add printed %q", r.stdout)
+		if r.Stdout != "added human:carol\n" {
+			t.Fatalf("user add printed %q", r.Stdout)
 		}
 		ok(t, parley(t, nil, "battery staple\n", "user", "add", "dave", "--db", db))
 
 		r = ok(t, parley(t, nil, "", "token", "create", "--human", "carol", "--db", db))
-		if !strings.HasPrefix(lastLine(r.stdout), "prl_") {
-			t.Fatalf("token create --human printed %q", r.stdout)
+		if !strings.HasPrefix(lastLine(r.Stdout), "prl_") {
+			t.Fatalf("token create --human printed %q", r.Stdout)
 		}
-		carol := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout, "human:carol")
+		carol := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout, "human:carol")
 		if carol[2] != "human" || carol[4] != "read,write" {
 			t.Fatalf("carol's row %v: want kind human, rights read,write", carol)
 		}
@@ -271,9 +247,9 @@ func TestUsers(t *testing.T) {
 func TestServe(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "parley.db")
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	cmd := exec.Command(binary, "serve", "--db", db)
-	cmd.Env = append(cleanEnv(), "PARLEY_ADDR="+addr)
+	cmd.Env = append(testkit.CleanEnv(), "PARLEY_ADDR="+addr)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -320,18 +296,7 @@ func TestServe(t *testing.T) {
 		t.Fatalf("log lacks the address or the database:\n%s", log)
 	}
 	// Serving migrated the database.
-	if r := ok(t, parley(t, nil, "", "migrate", "--db", db)); !strings.HasPrefix(r.stdout, "database is at version ") {
-		t.Fatalf("serve did not migrate: migrate printed %q", r.stdout)
+	if r := ok(t, parley(t, nil, "", "migrate", "--db", db)); !strings.HasPrefix(r.Stdout, "database is at version ") {
+		t.Fatalf("serve did not migrate: migrate printed %q", r.Stdout)
 	}
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

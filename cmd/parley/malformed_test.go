@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parley/internal/testkit"
 )
 
 // rawCase is one request written byte for byte to the running server, and
@@ -91,7 +93,7 @@ func TestMalformedRequests(t *testing.T) {
 	p := startServe(t, db, nil)
 	for _, c := range malformedCorpus() {
 		t.Run(c.name, func(t *testing.T) {
-			resp, raw := rawRequest(t, p.addr, strings.ReplaceAll(c.request, "%TOKEN%", token))
+			resp, raw := rawRequest(t, p.Addr, strings.ReplaceAll(c.request, "%TOKEN%", token))
 			if strings.Contains(string(raw), token) || strings.Contains(string(raw), "Bearer") {
 				t.Fatalf("the answer echoes the request:\n%s", raw)
 			}
@@ -114,9 +116,9 @@ func TestMalformedRequests(t *testing.T) {
 					if res["isError"] != true {
 						t.Fatalf("tool result without isError: %s", raw)
 					}
-					refusal = dig(res, "structuredContent", "error")
+					refusal = testkit.Dig(res, "structuredContent", "error")
 				} else {
-					refusal = dig(out, "error", "data", "error")
+					refusal = testkit.Dig(out, "error", "data", "error")
 				}
 			}
 			if c.reason == "" {
@@ -134,8 +136,8 @@ func TestMalformedRequests(t *testing.T) {
 			}
 		})
 	}
-	if !p.alive() || strings.Contains(p.stderr.String(), "status=500") {
-		t.Fatalf("the corpus hurt the server:\n%s", p.tail())
+	if !p.Alive() || strings.Contains(p.Stderr.String(), "status=500") {
+		t.Fatalf("the corpus hurt the server:\n%s", p.Tail())
 	}
 }
 
@@ -192,14 +194,14 @@ func TestSignInRedirectsStayOnSite(t *testing.T) {
 		jar, _ := cookiejar.New(nil)
 		client := &http.Client{Jar: jar, Timeout: 5 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		form, err := client.Get(p.url("/signin?next=" + url.QueryEscape(next)))
+		form, err := client.Get(p.URL("/signin?next=" + url.QueryEscape(next)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		page, _ := io.ReadAll(form.Body)
 		form.Body.Close()
 		csrf := between(string(page), `name="_csrf" value="`, `"`)
-		resp, err := client.PostForm(p.url("/signin"), url.Values{"_csrf": {csrf}, "name": {"ada"}, "password": {"correct horse battery"}, "next": {next}})
+		resp, err := client.PostForm(p.URL("/signin"), url.Values{"_csrf": {csrf}, "name": {"ada"}, "password": {"correct horse battery"}, "next": {next}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"parley/internal/cli"
 	"parley/mcp"
 	"parley/services"
 )
@@ -17,11 +18,11 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := newFlagSet("mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	token := os.Getenv("PARLEY_TOKEN")
@@ -30,13 +31,13 @@ func runMCP(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	forum, _, closeDB, err := cfg.migrated(ctx)
+	forum, _, closeDB, err := cfg.Migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	forum.StartFeed(ctx, cfg.db, logger) // waiting tools wake on other processes' writes
+	forum.StartFeed(ctx, cfg.DB, logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	var refusal *services.Refusal
 	switch {

@@ -13,8 +13,8 @@ func TestMCPRefusesABadToken(t *testing.T) {
 	t.Parallel()
 	eachDB(t, func(t *testing.T, db string) {
 		ok(t, parley(t, nil, "", "migrate", "--db", db))
-		secret := lastLine(ok(t, parley(t, nil, "", "token", "create", "--handle", "gone", "--rights", "read", "--db", db)).stdout)
-		id := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).stdout, "ainotes:gone")[0]
+		secret := lastLine(ok(t, parley(t, nil, "", "token", "create", "--handle", "gone", "--rights", "read", "--db", db)).Stdout)
+		id := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout, "ainotes:gone")[0]
 		ok(t, parley(t, nil, "", "token", "revoke", id, "--db", db))
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 		for _, token := range []string{secret, "prl_00_00", "nonsense"} {
@@ -39,8 +39,8 @@ func TestDatabasePathMistakes(t *testing.T) {
 	} {
 		r := parley(t, []string{"PARLEY_TOKEN=prl_00_00"}, "", c.args...)
 		fails(t, r, 1, c.want)
-		if strings.Contains(r.stderr, "out of memory") {
-			t.Fatalf("%v: %s", c.args, r.stderr)
+		if strings.Contains(r.Stderr, "out of memory") {
+			t.Fatalf("%v: %s", c.args, r.Stderr)
 		}
 	}
 }

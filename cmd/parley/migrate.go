@@ -4,20 +4,21 @@ import (
 	"context"
 	"fmt"
 
+	"parley/internal/cli"
 	"parley/migrations"
 	"parley/models"
 )
 
 // runMigrate applies the migrations the database lacks and prints them.
 func runMigrate(args []string) error {
-	fs := newFlagSet("migrate", "parley migrate [--db URL]")
-	var cfg config
-	cfg.dbFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("parley migrate", "parley migrate [--db URL]")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	db, closeDB, err := cfg.open()
+	db, closeDB, err := cfg.Open()
 	if err != nil {
 		return err
 	}
@@ -44,5 +45,5 @@ func runMigrate(args []string) error {
 		}
 		fmt.Printf("database is at version %d\n", current)
 	}
-	return cfg.checkSchema(ctx, db)
+	return cfg.CheckSchema(ctx, db)
 }

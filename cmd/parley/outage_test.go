@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"parley/internal/testkit"
 )
 
 // dbProxy stands between the server and PostgreSQL so that a test can take
@@ -149,16 +151,16 @@ func TestDatabaseOutage(t *testing.T) {
 		proxy.set(mode)
 
 		start := time.Now()
-		status, body, err := call(client, "POST", p.url("/api/v1/messages"), probe, map[string]any{"kind": "ask", "body": "during the outage (" + mode + ")"})
+		status, body, err := call(client, "POST", p.URL("/api/v1/messages"), probe, map[string]any{"kind": "ask", "body": "during the outage (" + mode + ")"})
 		took := time.Since(start)
-		if err != nil || status != http.StatusServiceUnavailable || str(body, "error", "reason") != "unavailable" {
-			t.Fatalf("%s: a post answered %d %v (%v), want 503 unavailable\n%s", mode, status, body, err, p.tail())
+		if err != nil || status != http.StatusServiceUnavailable || testkit.Str(body, "error", "reason") != "unavailable" {
+			t.Fatalf("%s: a post answered %d %v (%v), want 503 unavailable\n%s", mode, status, body, err, p.Tail())
 		}
 		if took > 3*time.Second {
 			t.Fatalf("%s: the refused post took %v; the request deadline is 1s", mode, took)
 		}
 		start = time.Now()
-		resp, err := client.Get(p.url("/readyz"))
+		resp, err := client.Get(p.URL("/readyz"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,18 +184,18 @@ func TestDatabaseOutage(t *testing.T) {
 		// The same process serves again without a restart.
 		var healthy bool
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			status, _, err := call(client, "POST", p.url("/api/v1/messages"), probe, map[string]any{"kind": "ask", "body": "after the outage (" + mode + ")"})
+			status, _, err := call(client, "POST", p.URL("/api/v1/messages"), probe, map[string]any{"kind": "ask", "body": "after the outage (" + mode + ")"})
 			if err == nil && status == http.StatusCreated {
 				healthy = true
 				break
 			}
 		}
-		if !healthy || !p.alive() {
-			t.Fatalf("%s: the server did not recover:\n%s", mode, p.tail())
+		if !healthy || !p.Alive() {
+			t.Fatalf("%s: the server did not recover:\n%s", mode, p.Tail())
 		}
 	}
 	checkStored(t, db, p, tokens[0], all)
-	for _, line := range strings.Split(p.stderr.String(), "\n") {
+	for _, line := range strings.Split(p.Stderr.String(), "\n") {
 		if strings.Contains(line, "status=500") {
 			t.Fatalf("a request was answered 500 during the outage: %s", line)
 		}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+
+	"parley/internal/cli"
 )
 
 // serveProfiler serves Go's profiler on its own listener, which must be on
@@ -13,7 +15,7 @@ import (
 func serveProfiler(addr string, log *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
-		return usageErrorf("--pprof %q: give a loopback address such as 127.0.0.1:6060", addr)
+		return cli.Usagef("--pprof %q: give a loopback address such as 127.0.0.1:6060", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"parley/internal/cli"
 	"parley/mcp"
 	"parley/services"
 	"parley/web"
@@ -20,7 +21,7 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := newFlagSet("serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
@@ -28,34 +29,34 @@ func runServe(args []string) error {
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")
 	sweep := fs.Duration("deadline-sweep", defaultSweep, "how often to escalate asks past their reply_by (env PARLEY_DEADLINE_SWEEP)")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	cfg.poolFlag(fs)
-	cfg.limitFlags(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	cfg.PoolFlag(fs)
+	cfg.LimitFlags(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	trusted, err := web.ParseTrustedProxies(*trustedProxies)
 	if err != nil {
-		return usageErrorf("--trusted-proxies: %v", err)
+		return cli.Usagef("--trusted-proxies: %v", err)
 	}
 	if *sweep <= 0 {
-		return usageErrorf("--deadline-sweep must be positive")
+		return cli.Usagef("--deadline-sweep must be positive")
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	forum, applied, closeDB, err := cfg.migrated(ctx)
+	forum, applied, closeDB, err := cfg.Migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
 	if len(applied) > 0 {
-		logger.Info("migrated", "database", cfg.dbKind(), "versions", applied)
+		logger.Info("migrated", "database", cfg.DBKind(), "versions", applied)
 	}
-	forum.StartFeed(ctx, cfg.db, logger)
+	forum.StartFeed(ctx, cfg.DB, logger)
 	if *pprofAddr != "" {
 		if err := serveProfiler(*pprofAddr, logger); err != nil {
 			return err
@@ -66,7 +67,7 @@ func runServe(args []string) error {
 	swept := make(chan struct{})
 	go sweepDeadlines(sweepCtx, forum, *sweep, logger, swept)
 	defer func() { stopSweep(); <-swept }()
-	conns := fitConns(*maxConns, cfg.dbMaxConns)
+	conns := fitConns(*maxConns, cfg.DBMaxConns)
 	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
 		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted})
 	if err != nil {
@@ -81,7 +82,7 @@ func runServe(args []string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.dbKind(), "realm", forum.Realm(), "max_conns", conns)
+	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns)
 	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
 		return err
 	}

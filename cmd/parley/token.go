@@ -10,13 +10,14 @@ import (
 	"time"
 	"unicode"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
 // runToken dispatches "parley token <create|list|revoke>".
 func runToken(args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("token needs a subcommand: create, list or revoke")
+		return cli.Usagef("token needs a subcommand: create, list or revoke")
 	}
 	switch args[0] {
 	case "create":
@@ -26,32 +27,32 @@ func runToken(args []string) error {
 	case "revoke":
 		return tokenRevoke(args[1:])
 	}
-	return usageErrorf("unknown command \"token %s\": use create, list or revoke", args[0])
+	return cli.Usagef("unknown command \"token %s\": use create, list or revoke", args[0])
 }
 
 // tokenCreate prints a description, then the secret alone on the last line,
 // so that scripts can take it with tail -n1.
 func tokenCreate(args []string) error {
-	fs := newFlagSet("token create",
+	fs := cli.NewFlagSet("parley token create",
 		"parley token create (--handle NAME --rights read,write[,lock,verify] | --human NAME) [--label TEXT] [--db URL] [--realm REALM]")
 	handle := fs.String("handle", "", "agent `name`; the identity is <realm>:<name>")
 	human := fs.String("human", "", "human `name` (see 'parley user add'); the identity is human:<name>")
 	rights := fs.String("rights", "", "with --handle: comma-separated `list` of read, write, lock, verify")
 	label := fs.String("label", "", "`text` shown with the token's messages (default: the name)")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	req := services.TokenRequest{Handle: *handle, Human: *human, Label: *label}
 	switch {
 	case (*handle == "") == (*human == ""):
-		return usageErrorf("token create needs either --handle or --human")
+		return cli.Usagef("token create needs either --handle or --human")
 	case *human != "" && *rights != "":
-		return usageErrorf("a human's token always has read and write: drop --rights")
+		return cli.Usagef("a human's token always has read and write: drop --rights")
 	case *handle != "" && *rights == "":
-		return usageErrorf("--handle needs --rights, e.g. --rights read,write")
+		return cli.Usagef("--handle needs --rights, e.g. --rights read,write")
 	case *handle != "":
 		parsed, err := services.ParseRights(*rights)
 		if err != nil {
@@ -61,7 +62,7 @@ func tokenCreate(args []string) error {
 	}
 
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,14 +80,14 @@ func tokenCreate(args []string) error {
 
 // tokenList prints every token as a table, newest first.
 func tokenList(args []string) error {
-	fs := newFlagSet("token list", "parley token list [--db URL]")
-	var cfg config
-	cfg.dbFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	fs := cli.NewFlagSet("parley token list", "parley token list [--db URL]")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}
@@ -110,22 +111,22 @@ func tokenList(args []string) error {
 
 // tokenRevoke revokes one token; revoking it again reports the first time.
 func tokenRevoke(args []string) error {
-	fs := newFlagSet("token revoke", "parley token revoke ID [--db URL]")
-	var cfg config
-	cfg.dbFlag(fs)
-	positional, err := parseFlags(fs, args)
+	fs := cli.NewFlagSet("parley token revoke", "parley token revoke ID [--db URL]")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	positional, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(positional) != 1 {
-		return usageErrorf("token revoke takes one token ID (see 'parley token list')")
+		return cli.Usagef("token revoke takes one token ID (see 'parley token list')")
 	}
 	id, err := strconv.ParseInt(positional[0], 10, 64)
 	if err != nil || id <= 0 {
-		return usageErrorf("token revoke: %q is not a token ID", positional[0])
+		return cli.Usagef("token revoke: %q is not a token ID", positional[0])
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,33 +13,34 @@ import (
 
 	"golang.org/x/term"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
 // runUser dispatches "parley user add".
 func runUser(args []string) error {
 	if len(args) == 0 || args[0] != "add" {
-		return usageErrorf("user needs a subcommand: add")
+		return cli.Usagef("user needs a subcommand: add")
 	}
 	return userAdd(args[1:])
 }
 
 // userAdd creates a human account.
 func userAdd(args []string) error {
-	fs := newFlagSet("user add", "parley user add NAME [--db URL]   (password: env PARLEY_PASSWORD, else stdin)")
-	var cfg config
-	cfg.dbFlag(fs)
-	positional, err := parseFlags(fs, args)
+	fs := cli.NewFlagSet("parley user add", "parley user add NAME [--db URL]   (password: env PARLEY_PASSWORD, else stdin)")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	positional, err := cli.ParseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(positional) != 1 {
-		return usageErrorf("user add takes one NAME")
+		return cli.Usagef("user add takes one NAME")
 	}
 	name := positional[0]
 	ctx := context.Background()
 	// Open first: a wrong --db fails before anyone types a password.
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}

@@ -295,7 +295,7 @@ func tellStory(ctx context.Context, team []*agent, story int, deadline time.Dura
 		return err
 	}
 	for {
-		_, ref, err := steward.api.call(ctx, "confirm", map[string]any{"thread": thread, "state": "decided"})
+		_, ref, err := steward.api.do(ctx, "confirm", map[string]any{"thread": thread, "state": "decided"})
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {

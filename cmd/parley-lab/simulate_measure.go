@@ -181,7 +181,7 @@ func (s *sim) escalatedInboxes(ctx context.Context) (map[string]int, error) {
 			if since != "" {
 				args["since"] = since
 			}
-			body, ref, err := who.api.call(ctx, "inbox", args)
+			body, ref, err := who.api.do(ctx, "inbox", args)
 			if err != nil || ref != nil {
 				return nil, fmt.Errorf("inbox of %s: %v %v", who.identity, err, ref)
 			}
@@ -217,7 +217,7 @@ type message struct {
 
 func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
 	obs := s.observer()
-	body, ref, err := obs.call(ctx, "read_thread", map[string]any{"thread": id})
+	body, ref, err := obs.do(ctx, "read_thread", map[string]any{"thread": id})
 	if err != nil || ref != nil {
 		return threadFacts{}, fmt.Errorf("read_thread %s: %v %v", id, err, ref)
 	}
@@ -242,7 +242,7 @@ func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
 		if since != "" {
 			args["since"] = since
 		}
-		page, ref, err := obs.call(ctx, "get_events", args)
+		page, ref, err := obs.do(ctx, "get_events", args)
 		if err != nil || ref != nil {
 			return threadFacts{}, fmt.Errorf("get_events %s: %v %v", id, err, ref)
 		}
@@ -376,7 +376,7 @@ func delayText(ms *int64) string {
 
 // table prints the report for people.
 func (rep report) table(out io.Writer) error {
-	fmt.Fprintf(out, "parley simulate: %s, %s budget, %s; guard_chain_max %d, guard_thread_run_max %d, guard_recent_bodies %d\n\n",
+	fmt.Fprintf(out, "parley-lab simulate: %s, %s budget, %s; guard_chain_max %d, guard_thread_run_max %d, guard_recent_bodies %d\n\n",
 		rep.Server, rep.Budget, rep.Transport, rep.Limits["guard_chain_max"], rep.Limits["guard_thread_run_max"], rep.Limits["guard_recent_bodies"])
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "scenario\tseed\tagents\tthreads\tposted\trefusals by reason\tlongest chain\tlongest run\tpaused\tdupes through\tdeadline asks\toverdue\tescalated\tslowest\tpolite guard refusals\tok")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"parley/internal/cli"
 	"parley/migrations/dbtest"
 	"parley/services"
 )
@@ -23,7 +24,7 @@ func TestBareHandlerAnswersAsParley(t *testing.T) {
 	dbtest.PostgresURL(t) // skips without PostgreSQL: the bare handler is pgx only
 	url := dbtest.FreshURL(t, "postgres")
 	ctx := context.Background()
-	forum, closeDB, err := config{db: url, realm: "ainotes"}.forum(ctx)
+	forum, closeDB, err := cli.Config{DB: url, Realm: "ainotes"}.Forum(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"parley/internal/cli"
 	"parley/models"
 	"parley/services"
 )
 
 // runBenchBare serves read_thread and post the bare way — plain Fiber and a
 // pgx pool, no GORM, no services, no rate limit, no rules beyond the ones
-// the bench's calls need — so that `parley bench --bare URL` can set
+// the bench's calls need — so that `parley-lab bench --bare URL` can set
 // Parley's figures beside what the same machine does with the least code:
 // the "bare handler" column of the README's table. The SQL has the shape
 // of Parley's (token lookup by public id and hash check; a thread row and
@@ -32,22 +33,22 @@ import (
 // id and the thread's update, as cmd/parley/pgbench/post.sql), and the
 // JSON the same form (services' answer types).
 //
-//	parley bench bare --db URL --addr 127.0.0.1:18092 [--db-max-conns 16]
+//	parley-lab bench bare --db URL --addr 127.0.0.1:18092 [--db-max-conns 16]
 func runBenchBare(args []string) error {
-	fs := newFlagSet("bench bare", "parley bench bare --db URL [--addr HOST:PORT] [--db-max-conns N]")
+	fs := cli.NewFlagSet("parley-lab bench bare", "parley-lab bench bare --db URL [--addr HOST:PORT] [--db-max-conns N]")
 	addr := fs.String("addr", "127.0.0.1:18092", "listen on `address`")
 	conns := fs.Int("db-max-conns", models.DefaultMaxConns, "database connections in the pool")
-	var cfg config
-	cfg.dbFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if !strings.HasPrefix(cfg.db, "postgres") {
-		return usageErrorf("bench bare: --db must be a postgres:// URL")
+	if !strings.HasPrefix(cfg.DB, "postgres") {
+		return cli.Usagef("bench bare: --db must be a postgres:// URL")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	pc, err := pgxpool.ParseConfig(cfg.db)
+	pc, err := pgxpool.ParseConfig(cfg.DB)
 	if err != nil {
 		return err
 	}

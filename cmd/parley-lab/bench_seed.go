@@ -5,25 +5,27 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"parley/internal/cli"
 )
 
 // runBenchSeed loads a large forum for benchmarks: threads × messages per
 // thread, in bulk, with what the services would have stored.
 func runBenchSeed(args []string) error {
-	fs := newFlagSet("bench seed", "parley bench seed --db URL [--threads N] [--messages N]")
+	fs := cli.NewFlagSet("parley-lab bench seed", "parley-lab bench seed --db URL [--threads N] [--messages N]")
 	threads := fs.Int("threads", 100000, "how many `threads` to add")
 	messages := fs.Int("messages", 1000000, "how many `messages` in all (spread evenly over the threads)")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *threads < 1 || *messages < *threads {
-		return usageErrorf("bench seed: need at least one thread and one message per thread")
+		return cli.Usagef("bench seed: need at least one thread and one message per thread")
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
@@ -18,23 +19,14 @@ import (
 // percentiles and errors. It reaches the database directly (--db) only to
 // set the stage: tokens, 1,000 threads, a 500-message thread.
 //
-//	parley bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
+//	parley-lab bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
 //	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
 //	             [--pgbench] [--bare URL] [--bare-pid PID] [--rounds N]
-//	parley bench bare --db URL [--addr 127.0.0.1:18092]
-//	parley bench seed --db URL [--threads 100000] [--messages 1000000]
-//	parley bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
+//	parley-lab bench bare --db URL [--addr 127.0.0.1:18092]
+//	parley-lab bench seed --db URL [--threads 100000] [--messages 1000000]
+//	parley-lab bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
 func runBench(args []string) error {
-	if len(args) > 0 && args[0] == "seed" {
-		return runBenchSeed(args[1:])
-	}
-	if len(args) > 0 && args[0] == "bare" {
-		return runBenchBare(args[1:])
-	}
-	if len(args) > 0 && args[0] == "search" {
-		return runBenchSearch(args[1:])
-	}
-	fs := newFlagSet("bench", "parley bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N] [--warmup D]")
+	fs := cli.NewFlagSet("parley-lab bench", "parley-lab bench --url URL --db URL [--agents N] [--duration D] [--ops LIST] [--mcp] [--json] [--server-pid PID] [--pgbench] [--bare URL] [--rounds N] [--warmup D]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
 	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
@@ -46,24 +38,24 @@ func runBench(args []string) error {
 	waiters := fs.Int("waiters", 0, "hold this many waiting inbox calls open during the run (the feed's load)")
 	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
-	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley bench bare` too, just before Parley")
+	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley-lab bench bare` too, just before Parley")
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	warmup := fs.Duration("warmup", time.Second, "run each operation this long, unmeasured, before the first round: connections opened, statements prepared (pgbench, too, leaves out its connection time)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	for _, op := range strings.Split(*ops, ",") {
 		if !contains(benchOps, op) {
-			return usageErrorf("bench: unknown operation %q: use %s", op, strings.Join(benchOps, ","))
+			return cli.Usagef("bench: unknown operation %q: use %s", op, strings.Join(benchOps, ","))
 		}
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}
@@ -104,7 +96,7 @@ func runBench(args []string) error {
 		stage.round = round // the guard refuses a body said before
 		for _, op := range strings.Split(*ops, ",") {
 			if op == "posts" && *withPgbench {
-				limit, err := runPgbench(cfg.db, stage, *agents, *duration)
+				limit, err := runPgbench(cfg.DB, stage, *agents, *duration)
 				if err != nil {
 					return err
 				}

@@ -17,7 +17,8 @@ func (w *worker) deliver(ctx context.Context, other *agentClient) (time.Duration
 	for {
 		args := withCursor("since", w.cursor)
 		args["limit"] = 200
-		_, out, _, err := w.client.call(ctx, "inbox", "GET", "/api/v1/inbox?limit=200&since="+w.cursor, args, nil)
+		r, err := w.client.call(ctx, "inbox", args)
+		out := r.body
 		if err != nil {
 			return 0, err
 		}
@@ -30,20 +31,20 @@ func (w *worker) deliver(ctx context.Context, other *agentClient) (time.Duration
 	}
 	got := make(chan time.Time, 1)
 	go func() {
-		path := "/api/v1/inbox?wait=30&limit=1&since=" + w.cursor
 		args := withCursor("since", w.cursor)
-		args["wait"] = 30
-		_, out, _, err := w.waiter.call(ctx, "inbox", "GET", path, args, nil)
+		args["wait"], args["limit"] = 30, 1
+		r, err := w.waiter.call(ctx, "inbox", args)
 		if err == nil {
-			if c, _ := out["cursor"].(string); c != "" {
+			if c, _ := r.body["cursor"].(string); c != "" {
 				w.cursor = c
 			}
 		}
 		got <- time.Now()
 	}()
 	time.Sleep(20 * time.Millisecond) // the call is waiting
-	status, _, _, err := other.call(ctx, "post", "POST", "/api/v1/messages", map[string]any{"kind": "ask",
-		"to": map[string]any{"identity": w.agent.identity}, "body": fmt.Sprintf("For %s, %d: are you there?", w.agent.identity, w.seq)}, nil)
+	r, err := other.call(ctx, "post", map[string]any{"kind": "ask",
+		"to": map[string]any{"identity": w.agent.identity}, "body": fmt.Sprintf("For %s, %d: are you there?", w.agent.identity, w.seq)})
+	status := r.status
 	posted := time.Now()
 	w.seq++
 	if err != nil || status != http.StatusCreated {

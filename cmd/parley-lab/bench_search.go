@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
@@ -34,19 +35,19 @@ var searchMix = []services.SearchQuery{
 // (no HTTP), one query at a time, cycling through searchMix, and prints
 // each query's plan: EXPLAIN ANALYZE on PostgreSQL.
 func runBenchSearch(args []string) error {
-	fs := newFlagSet("bench search", "parley bench search --db URL [--queries N] [--threads N] [--explain] [--json]")
+	fs := cli.NewFlagSet("parley-lab bench search", "parley-lab bench search --db URL [--queries N] [--threads N] [--explain] [--json]")
 	queries := fs.Int("queries", 2000, "how many `searches` to time")
 	threads := fs.Int("threads", 100000, "the seeded forum's thread count, for the topic numbers")
 	explain := fs.Bool("explain", false, "print each query's plan (EXPLAIN ANALYZE on PostgreSQL)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,11 @@ import (
 	"sync"
 	"time"
 
+	"parley/internal/cli"
 	"parley/services"
 )
 
-// 'parley simulate' runs scripted agents as goroutines against a running
+// 'parley-lab simulate' runs scripted agents as goroutines against a running
 // server, over HTTP or MCP, and measures what the guard profile (PARLEY.md
 // §14) lets through: see simulate_scenarios.go for the scenarios,
 // simulate_measure.go for what is measured and checked.
@@ -48,28 +49,28 @@ var simBudgets = map[string]simBudget{
 const escalationSlack = time.Second
 
 func runSimulate(args []string) error {
-	fs := newFlagSet("simulate", "parley simulate [--url URL] --db URL [--mcp] [--json] [--budget short|long] [--scenario NAME,...]")
+	fs := cli.NewFlagSet("parley-lab simulate", "parley-lab simulate [--url URL] --db URL [--mcp] [--json] [--budget short|long] [--scenario NAME,...]")
 	base := fs.String("url", "http://127.0.0.1:8080", "the running server's base `URL`")
 	useMCP := fs.Bool("mcp", false, "speak MCP (POST /mcp) instead of the HTTP binding")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	budget := fs.String("budget", "short", "`short` (about 20 s) or long (about 90 s)")
 	only := fs.String("scenario", "", "comma-separated `names` to run (default: all)")
-	var cfg config
-	cfg.dbFlag(fs)
-	cfg.realmFlag(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	cfg.RealmFlag(fs)
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
 	b, ok := simBudgets[*budget]
 	if !ok {
-		return usageErrorf("--budget must be short or long")
+		return cli.Usagef("--budget must be short or long")
 	}
 	chosen, err := chooseScenarios(*only)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	forum, closeDB, err := cfg.forum(ctx)
+	forum, closeDB, err := cfg.Forum(ctx)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,6 @@ func runSimulate(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.close()
 	rep := report{Transport: s.transport(), Budget: b.name, Server: s.base, Limits: s.limits, OK: true}
 	for _, sc := range chosen {
 		fmt.Fprintf(os.Stderr, "simulate: %s …\n", sc.name)
@@ -113,7 +113,7 @@ func chooseScenarios(only string) ([]scenario, error) {
 	for _, name := range strings.Split(only, ",") {
 		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == strings.TrimSpace(name) })
 		if i < 0 {
-			return nil, usageErrorf("unknown scenario %q: use %s", name, scenarioNames())
+			return nil, cli.Usagef("unknown scenario %q: use %s", name, scenarioNames())
 		}
 		out = append(out, scenarios[i])
 	}
@@ -138,11 +138,10 @@ type sim struct {
 	http   *http.Client
 	limits map[string]int
 
-	observers []apiClient // read-only agents that measure, in turn
+	observers []*agentClient // read-only agents that measure, in turn
 	next      int
 	human     *agent // a human: escalated threads reach its inbox
 	warden    *agent // a lock holder that never posts: so they reach its inbox
-	clients   []apiClient
 	mu        sync.Mutex
 }
 
@@ -219,7 +218,7 @@ func (s *sim) transport() string {
 }
 
 // token creates an agent's token and its client.
-func (s *sim) token(ctx context.Context, handle string, rights ...services.Right) (apiClient, string, error) {
+func (s *sim) token(ctx context.Context, handle string, rights ...services.Right) (*agentClient, string, error) {
 	tok, err := s.forum.CreateToken(ctx, services.TokenRequest{Handle: "sim-" + s.tag + "-" + handle, Rights: rights})
 	if err != nil {
 		return nil, "", fmt.Errorf("create token %s: %w", handle, err)
@@ -228,29 +227,14 @@ func (s *sim) token(ctx context.Context, handle string, rights ...services.Right
 	return c, tok.Token.Identity, err
 }
 
-func (s *sim) client(ctx context.Context, token string) (apiClient, error) {
-	var c apiClient = &httpAPI{base: s.base, token: token, http: s.http}
-	if s.mcp {
-		m, err := newMCPAPI(ctx, s.base, token, s.http)
-		if err != nil {
-			return nil, err
-		}
-		c = m
-	}
-	s.mu.Lock()
-	s.clients = append(s.clients, c)
-	s.mu.Unlock()
-	return c, nil
-}
-
-func (s *sim) close() {
-	for _, c := range s.clients {
-		c.close()
-	}
+func (s *sim) client(ctx context.Context, token string) (*agentClient, error) {
+	c := newAgentClient(s.base, token, s.http, s.mcp, "parley-simulate")
+	// Connect now: a server that refuses MCP fails the setup, not a scenario.
+	return c, c.connect(ctx)
 }
 
 // observer is the next read-only client, in turn.
-func (s *sim) observer() apiClient {
+func (s *sim) observer() *agentClient {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
@@ -261,7 +245,7 @@ func (s *sim) observer() apiClient {
 type agent struct {
 	name     string
 	identity string
-	api      apiClient
+	api      *agentClient
 	polite   bool // its guard refusals are false positives
 	rec      *record
 	rng      *rand.Rand
@@ -299,7 +283,7 @@ func (a *agent) post(ctx context.Context, env map[string]any) (msg, thread strin
 		if ctx.Err() != nil {
 			return "", "", nil, errStopped
 		}
-		body, ref, err := a.api.call(ctx, "post", env)
+		body, ref, err := a.api.do(ctx, "post", env)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", "", nil, errStopped

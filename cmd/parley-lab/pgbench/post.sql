@@ -1,7 +1,7 @@
 -- The core of Parley's post transaction (a note into one of the bench's
 -- threads), statement for statement, as raw SQL: the database's own limit
--- for posts, to set beside what `parley bench` measures through the
--- server. `parley bench --pgbench` runs it with
+-- for posts, to set beside what `parley-lab bench` measures through the
+-- server. `parley-lab bench --pgbench` runs it with
 --   pgbench -n -f post.sql -D first=F -D last=L -c AGENTS -T SECONDS URL
 \set th random(:first, :last)
 BEGIN;

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"parley/internal/testkit"
 )
 
-// simReport is the part of `parley simulate --json` the test reads.
+// simReport is the part of `parley-lab simulate --json` the test reads.
 type simReport struct {
 	Transport string `json:"transport"`
 	Limits    map[string]int
@@ -34,7 +36,7 @@ type simReport struct {
 }
 
 // TestSimulateShortBudget is the issue's proof in CI: `parley serve` on a
-// fresh database, `parley simulate --budget short` against it over HTTP
+// fresh database, `parley-lab simulate --budget short` against it over HTTP
 // (every scenario) and over MCP (a loop and the deadlines), and the numbers
 // the guard must reach, read from --json: loops stop within guard_chain_max
 // per branch and guard_thread_run_max per thread, no duplicate gets
@@ -42,7 +44,7 @@ type simReport struct {
 // the polite team is never refused by the guard.
 func TestSimulateShortBudget(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "parley.db")
-	srv := startServe(t, db, nil)
+	srv := testkit.StartServe(t, server, db, nil)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -51,14 +53,14 @@ func TestSimulateShortBudget(t *testing.T) {
 		{"mcp", []string{"--mcp", "--scenario", "echo-pair,silent"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"simulate", "--budget", "short", "--json", "--db", db, "--url", srv.url("")}, c.args...)
-			r := parley(t, nil, "", args...)
+			args := append([]string{"simulate", "--budget", "short", "--json", "--db", db, "--url", srv.URL("")}, c.args...)
+			r := labRun(t, args...)
 			var rep simReport
-			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-				t.Fatalf("simulate --json: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+			if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+				t.Fatalf("simulate --json: %v\nstdout:\n%s\nstderr:\n%s", err, r.Stdout, r.Stderr)
 			}
-			if r.code != 0 || !rep.OK || rep.Transport != c.name {
-				t.Fatalf("simulate exited %d, ok %v, transport %s:\n%s\nserver log:\n%s", r.code, rep.OK, rep.Transport, r.stdout, srv.tail())
+			if r.Code != 0 || !rep.OK || rep.Transport != c.name {
+				t.Fatalf("simulate exited %d, ok %v, transport %s:\n%s\nserver log:\n%s", r.Code, rep.OK, rep.Transport, r.Stdout, srv.Tail())
 			}
 			chainMax, runMax := rep.Limits["guard_chain_max"], rep.Limits["guard_thread_run_max"]
 			if chainMax != 12 || runMax != 100 {
@@ -105,8 +107,8 @@ func TestSimulateShortBudget(t *testing.T) {
 			if !slices.Equal(names, want) {
 				t.Fatalf("scenarios %v, want %v", names, want)
 			}
-			if !strings.Contains(r.stderr, "simulate: silent") {
-				t.Errorf("no progress on stderr: %q", r.stderr)
+			if !strings.Contains(r.Stderr, "simulate: silent") {
+				t.Errorf("no progress on stderr: %q", r.Stderr)
 			}
 		})
 	}
@@ -117,14 +119,14 @@ func TestSimulateShortBudget(t *testing.T) {
 // one-second slack: simulate reports it and exits 1.
 func TestSimulateFailsALateServer(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "parley.db")
-	srv := startServe(t, db, nil, "--deadline-sweep", "30s")
-	r := parley(t, nil, "", "simulate", "--json", "--db", db, "--url", srv.url(""), "--scenario", "silent")
+	srv := testkit.StartServe(t, server, db, nil, "--deadline-sweep", "30s")
+	r := labRun(t, "simulate", "--json", "--db", db, "--url", srv.URL(""), "--scenario", "silent")
 	var rep simReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	s := rep.Scenarios[0]
-	if r.code != 1 || rep.OK || s.EscalatedInTime != 0 || s.Escalated != s.AsksOverdue {
-		t.Fatalf("a late server passed: exit %d, %+v", r.code, s)
+	if r.Code != 1 || rep.OK || s.EscalatedInTime != 0 || s.Escalated != s.AsksOverdue {
+		t.Fatalf("a late server passed: exit %d, %+v", r.Code, s)
 	}
 }

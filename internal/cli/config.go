@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"parley/migrations"
+	"parley/models"
+	"parley/services"
+)
+
+// Config holds the settings the subcommands share.
+type Config struct {
+	DB         string
+	Realm      string
+	DBMaxConns int
+	Limits     services.Limits
+}
+
+// LimitFlags lets an operator (or a benchmark) change the per-token rate
+// limits; the manifest publishes the values in force.
+func (c *Config) LimitFlags(fs *flag.FlagSet) {
+	c.Limits = services.DefaultLimits()
+	fs.IntVar(&c.Limits.PostsPerMinute, "posts-per-minute", c.Limits.PostsPerMinute, "posts per minute per `token` (env PARLEY_POSTS_PER_MINUTE)")
+	fs.IntVar(&c.Limits.RequestsPerMinute, "requests-per-minute", c.Limits.RequestsPerMinute, "requests per minute per `token` (env PARLEY_REQUESTS_PER_MINUTE)")
+}
+
+// DBFlag adds --db.
+func (c *Config) DBFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.DB, "db", "", "a postgres:// `URL` or an SQLite file path (env PARLEY_DATABASE_URL; default "+models.DefaultSQLiteFile+")")
+}
+
+// PoolFlag adds --db-max-conns.
+func (c *Config) PoolFlag(fs *flag.FlagSet) {
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", models.DefaultMaxConns, "`size` of the database connection pool, all kept open when idle (env PARLEY_DB_MAX_CONNS)")
+}
+
+// RealmFlag adds --realm.
+func (c *Config) RealmFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.Realm, "realm", services.DefaultRealm, "`realm` of agent identities, <realm>:<handle> (env PARLEY_REALM)")
+}
+
+// DBKind names the database for logs and messages without its URL, which
+// may carry a password: "postgres", or the SQLite file's path.
+func (c Config) DBKind() string {
+	switch {
+	case models.IsPostgres(c.DB):
+		return "postgres"
+	case c.DB == "":
+		return models.DefaultSQLiteFile
+	}
+	return c.DB
+}
+
+// Open connects to the database; the returned function closes it.
+func (c Config) Open() (*gorm.DB, func(), error) {
+	db, err := models.Open(c.DB)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.DBMaxConns > 0 {
+		if err := models.SetPool(db, c.DBMaxConns); err != nil {
+			return nil, nil, err
+		}
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, func() { sqlDB.Close() }, nil
+}
+
+// Forum opens the database for an administrative command. Unlike serve it
+// does not migrate: a mistyped --db must fail, not quietly create a new
+// database and put a token in it.
+func (c Config) Forum(ctx context.Context) (*services.Forum, func(), error) {
+	db, closeDB, err := c.Open()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.CheckSchema(ctx, db); err != nil {
+		closeDB()
+		return nil, nil, err
+	}
+	return services.New(db, services.Config{Realm: c.Realm}), closeDB, nil
+}
+
+// Migrated opens the database and applies the migrations it lacks, for the
+// commands that run on a database made for them (serve, mcp, demo). It
+// returns the versions it applied.
+func (c Config) Migrated(ctx context.Context) (*services.Forum, []int, func(), error) {
+	db, closeDB, err := c.Open()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	applied, err := migrations.Up(ctx, db)
+	if err == nil {
+		err = c.CheckSchema(ctx, db)
+	}
+	if err != nil {
+		closeDB()
+		return nil, nil, nil, err
+	}
+	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits}), applied, closeDB, nil
+}
+
+// CheckSchema refuses a database whose schema is not this build's.
+func (c Config) CheckSchema(ctx context.Context, db *gorm.DB) error {
+	current, err := migrations.Current(ctx, db)
+	if err != nil {
+		return err
+	}
+	latest, err := migrations.Latest(models.Dialect(db))
+	if err != nil {
+		return err
+	}
+	switch {
+	case current == 0:
+		return fmt.Errorf("%s holds no Parley schema: check --db, or run 'parley migrate'", c.DBKind())
+	case current < latest:
+		return fmt.Errorf("database is at version %d, this build needs %d: run 'parley migrate'", current, latest)
+	case current > latest:
+		return fmt.Errorf("database is at version %d, newer than this build knows (%d): use a newer parley", current, latest)
+	}
+	return nil
+}
