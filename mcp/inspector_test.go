@@ -15,6 +15,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"parley/internal/testkit"
 	"parley/migrations"
 	"parley/migrations/dbtest"
 	"parley/models"
@@ -54,10 +55,7 @@ func inspector(t *testing.T, args ...string) (int, map[string]any, string) {
 func needInspector(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(inspectorBin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the MCP Inspector is not installed: .ci/run must run npm ci")
-		}
-		t.Skip("MCP Inspector not installed: run npm ci to include this test")
+		testkit.Missing(t, "the MCP Inspector tests", "node_modules lacks the Inspector (run npm ci)")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"parley/internal/testkit"
 	"parley/migrations/dbtest"
 	"parley/services"
 )
@@ -15,10 +16,7 @@ import (
 // our output schemas as strictly as any client will.
 func TestTypeScriptSDKClient(t *testing.T) {
 	if _, err := os.Stat("../node_modules/@modelcontextprotocol/sdk"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the TypeScript MCP SDK is not installed: .ci/run must run npm ci")
-		}
-		t.Skip("TypeScript MCP SDK not installed: run npm ci to include this test")
+		testkit.Missing(t, "the TypeScript MCP SDK tests", "node_modules lacks @modelcontextprotocol/sdk (run npm ci)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

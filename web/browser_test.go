@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"parley/internal/testkit"
 	"parley/migrations/dbtest"
 	"parley/services"
 )
@@ -21,10 +22,7 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed: .ci/run must install it")
-		}
-		t.Skip("browser tests skipped: install Debian's chromium to run them")
+		testkit.Missing(t, "the browser tests", "chromium is not on PATH (apt-get install chromium)")
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),

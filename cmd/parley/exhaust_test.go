@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"parley/internal/testkit"
 )
 
 // TestConnectionExhaustion starts the server with 300 file descriptors
@@ -19,7 +21,7 @@ import (
 func TestConnectionExhaustion(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("prlimit"); err != nil {
-		t.Skip("prlimit (util-linux) is not installed")
+		testkit.Missing(t, "the connection-exhaustion test", "prlimit is not on PATH (apt-get install util-linux)")
 	}
 	db := filepath.Join(t.TempDir(), "parley.db")
 	p := startServe(t, db, []string{"prlimit", "--nofile=300:300"}, "--read-timeout", "2s")
