@@ -33,7 +33,7 @@ import (
 //     deadline passed, as the stored tree tells it: no later message that
 //     opens a new turn (any act but note, attest and verify) was created by
 //     then; escalated: those with an escalate event; in time: escalated
-//     within escalationSlack of reply_by; false escalations: escalated asks
+//     within --slack of reply_by; false escalations: escalated asks
 //     whose turn had moved in time.
 
 // report is what simulate prints.
@@ -88,7 +88,7 @@ func (s *sim) run(ctx context.Context, sc scenario) (scenarioReport, error) {
 		rec.fault(err)
 	}
 	played := time.Since(start)
-	// Nothing is read until every deadline lies escalationSlack behind:
+	// Nothing is read until every deadline lies s.slack behind:
 	// only the server's sweep can escalate in time, and a read that found
 	// an ask not yet escalated would record it late, and be seen as late.
 	var last time.Time
@@ -97,7 +97,7 @@ func (s *sim) run(ctx context.Context, sc scenario) (scenarioReport, error) {
 			last = a.replyBy
 		}
 	}
-	if wait := time.Until(last.Add(escalationSlack + 200*time.Millisecond)); wait > 0 {
+	if wait := time.Until(last.Add(s.slack + 200*time.Millisecond)); wait > 0 {
 		time.Sleep(wait)
 	}
 	r := scenarioReport{Name: sc.name, About: sc.about, Seed: sc.seed, Agents: len(rec.agents),
@@ -160,7 +160,7 @@ func (s *sim) measure(ctx context.Context, rec *record, r *scenarioReport) error
 			r.FalseEscalations++
 		}
 		delay := at.Sub(a.replyBy)
-		if delay <= escalationSlack {
+		if delay <= s.slack {
 			r.EscalatedInTime++
 		}
 		if ms := delay.Milliseconds(); r.MaxDelayMS == nil || ms > *r.MaxDelayMS {
@@ -354,7 +354,7 @@ func (s *sim) judge(r *scenarioReport) {
 	if r.Name == "silent" || swarm {
 		add("every unanswered ask escalated", r.Escalated-r.FalseEscalations == r.AsksOverdue && (r.AsksOverdue > 0 || swarm),
 			"%d of %d overdue asks escalated", r.Escalated-r.FalseEscalations, r.AsksOverdue)
-		add("each within 1 s of its deadline", r.EscalatedInTime == r.Escalated, "%d of %d in time, slowest %s", r.EscalatedInTime, r.Escalated, delayText(r.MaxDelayMS))
+		add(fmt.Sprintf("each within %s of its deadline", s.slack), r.EscalatedInTime == r.Escalated, "%d of %d in time, slowest %s", r.EscalatedInTime, r.Escalated, delayText(r.MaxDelayMS))
 		add("in a human's and a lock holder's inbox", r.InInboxes == r.AsksOverdue, "%d of %d overdue threads in both", r.InInboxes, r.AsksOverdue)
 	}
 	if r.Name == "polite" || swarm {
