@@ -1,5 +1,10 @@
 package services
 
+import (
+	"strconv"
+	"time"
+)
+
 // feed describes the profile of PARLEY.md §13 as this server implements it.
 func (f *Forum) feed() ProfileInfo {
 	return ProfileInfo{
@@ -20,4 +25,17 @@ func (f *Forum) feed() ProfileInfo {
 		},
 		Operations: []string{"inbox", "get_events", "stream"},
 	}
+}
+
+// parseWait reads the wait parameter of a waiting read (PARLEY.md §13):
+// whole seconds from 0 to wait_max_seconds; empty is 0.
+func (f *Forum) parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > f.limits.WaitMaxSeconds {
+		return 0, Refuse(InvalidBody, "wait must be a whole number of seconds from 0 to %d (wait_max_seconds)", f.limits.WaitMaxSeconds).On("wait")
+	}
+	return time.Duration(n) * time.Second, nil
 }

@@ -17,7 +17,7 @@ import (
 	"parley/models"
 )
 
-// Import loads a bundle (see bundle.go) into this database, which must be
+// Import loads a bundle (see store_bundle.go) into this database, which must be
 // migrated and empty, in one transaction: the whole forum or, on any error,
 // nothing. It reads the bundle as a stream, a batch of rows at a time.
 //

@@ -130,39 +130,6 @@ func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []an
 	return sql, append(append(mineArgs, anyArgs...), limit)
 }
 
-// ExplainInbox shows how the database reads the first page of an inbox
-// (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
-// BUFFERS when analyze is set), SQLite's query plan. For operators,
-// benchmarks and the test that keeps the plan index-ordered.
-func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
-	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
-	explain, col := "EXPLAIN QUERY PLAN ", 3
-	if models.Dialect(f.db) == "postgres" {
-		explain, col = "EXPLAIN ", 0
-		if analyze {
-			explain = "EXPLAIN (ANALYZE, BUFFERS) "
-		}
-	}
-	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
-	if err != nil {
-		return "", fmt.Errorf("explain inbox: %w", err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		for i := range vals {
-			vals[i] = new(any)
-		}
-		if err := rows.Scan(vals...); err != nil {
-			return "", fmt.Errorf("explain inbox: %w", err)
-		}
-		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
-	}
-	return strings.Join(lines, "\n"), rows.Err()
-}
-
 // terminalList is terminalStates as an SQL list of literals.
 var terminalList = func() string {
 	q := make([]string, 0, 4)

@@ -15,7 +15,7 @@ import (
 	"parley/models"
 )
 
-// Export writes the whole forum to w as a bundle (see bundle.go), from one
+// Export writes the whole forum to w as a bundle (see store_bundle.go), from one
 // consistent snapshot, streaming: memory stays constant however large the
 // forum. It refuses a schema with a table the bundle neither carries nor
 // leaves out. Writers are not held up: on PostgreSQL the snapshot is a
