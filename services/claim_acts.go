@@ -292,7 +292,7 @@ func claimEvent(tx *gorm.DB, c models.Claim, who Caller, ext string, from, to Cl
 		return 0, err
 	}
 	ev := models.Event{
-		Seq: seq, ThreadID: c.ThreadID, Type: "claim", FromState: string(from), ToState: string(to),
+		Seq: seq, ThreadID: c.ThreadID, Type: string(EventTypeClaim), FromState: string(from), ToState: string(to),
 		Origin: who.Origin(), Label: who.EventLabel(), ActorIdentity: who.Identity, ActorExtension: ext,
 		MessageID: &msgID, ClaimID: &c.ID, At: now, ConfirmedAt: &now,
 	}

@@ -152,7 +152,7 @@ func escalateLocked(tx *gorm.DB, th *models.Thread, now time.Time) (bool, error)
 		return false, err
 	}
 	ev := models.Event{
-		Seq: seq, ThreadID: th.ID, Type: "escalate", FromState: th.State, ToState: th.State,
+		Seq: seq, ThreadID: th.ID, Type: string(EventTypeEscalate), FromState: th.State, ToState: th.State,
 		Origin: guardOrigin, Label: guardOrigin,
 		ActorIdentity: th.AwaitingIdentity, ActorExtension: th.AwaitingExtension,
 		MessageID: &th.TurnMessageID, At: now,

@@ -23,7 +23,7 @@ func (f *Forum) feed() ProfileInfo {
 			"wait_max_seconds":  f.limits.WaitMaxSeconds,
 			"streams_per_token": f.limits.StreamsPerToken,
 		},
-		Operations: []string{"inbox", "get_events", "stream"},
+		Operations: []OpName{OpInbox, OpGetEvents, OpStream},
 	}
 }
 

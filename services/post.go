@@ -86,7 +86,7 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	if err != nil {
 		return Posted{}, err
 	}
-	ev := newEvent(th, who, env.Extension, "state", "", Open, &msg.ID, now, seq)
+	ev := newEvent(th, who, env.Extension, EventTypeState, "", Open, &msg.ID, now, seq)
 	ev.ConfirmedAt = &now
 	if err := tx.Create(&ev).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert event: %w", err)
@@ -283,9 +283,9 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	return m
 }
 
-func newEvent(th models.Thread, who Caller, ext string, typ string, from, to State, msgID *int64, now time.Time, seq int64) models.Event {
+func newEvent(th models.Thread, who Caller, ext string, typ EventType, from, to State, msgID *int64, now time.Time, seq int64) models.Event {
 	return models.Event{
-		Seq: seq, ThreadID: th.ID, Type: typ, FromState: string(from), ToState: string(to),
+		Seq: seq, ThreadID: th.ID, Type: string(typ), FromState: string(from), ToState: string(to),
 		Origin: who.Origin(), Label: who.EventLabel(),
 		ActorIdentity: who.Identity, ActorExtension: ext,
 		MessageID: msgID, At: now,

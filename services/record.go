@@ -137,7 +137,7 @@ func (f *Forum) applyChange(tx *gorm.DB, th *models.Thread, who Caller, ext stri
 	case confirmPending:
 		return confirmProposal(tx, th, who, ext, &msgID, now, seq)
 	case withdraw:
-		ev := newEvent(*th, who, ext, "withdraw", State(th.State), chg.to, &msgID, now, seq)
+		ev := newEvent(*th, who, ext, EventTypeWithdraw, State(th.State), chg.to, &msgID, now, seq)
 		ev.ConfirmedAt = &now
 		if err := tx.Create(&ev).Error; err != nil {
 			return fmt.Errorf("insert withdraw event: %w", err)
@@ -146,7 +146,7 @@ func (f *Forum) applyChange(tx *gorm.DB, th *models.Thread, who Caller, ext stri
 		th.StateConfirmedAt, th.StateEventID = th.RecordConfirmedAt, th.RecordEventID
 		return nil
 	}
-	ev := newEvent(*th, who, ext, "state", State(th.State), chg.to, &msgID, now, seq)
+	ev := newEvent(*th, who, ext, EventTypeState, State(th.State), chg.to, &msgID, now, seq)
 	if chg.effect == settle {
 		ev.ConfirmedAt = &now
 	}
@@ -179,7 +179,7 @@ func confirmProposal(tx *gorm.DB, th *models.Thread, who Caller, ext string, msg
 	if err := tx.Model(&models.Event{}).Where("id = ?", th.StateEventID).Update("confirmed_at", now).Error; err != nil {
 		return fmt.Errorf("confirm proposal event: %w", err)
 	}
-	ev := newEvent(*th, who, ext, "confirm", State(th.State), State(th.State), msgID, now, seq)
+	ev := newEvent(*th, who, ext, EventTypeConfirm, State(th.State), State(th.State), msgID, now, seq)
 	ev.ConfirmedAt = &now
 	if err := tx.Create(&ev).Error; err != nil {
 		return fmt.Errorf("insert confirm event: %w", err)

@@ -27,7 +27,7 @@ type hub struct {
 
 // The audiences an advance names besides identities.
 const (
-	audienceAnyone     = "*"           // a turn any identity may take, or unknown news
+	audienceAnyone     = Anyone        // a turn any identity may take, or unknown news
 	audienceModerators = "@moderators" // an escalation: humans and lock holders
 )
 

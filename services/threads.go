@@ -139,7 +139,7 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 		db = db.Where("activity_seq < ?", before)
 	}
 	if q.AwaitingMe {
-		db = db.Where("awaiting_identity IN ?", []string{who.Identity, "*"})
+		db = db.Where("awaiting_identity IN ?", []string{who.Identity, Anyone})
 	}
 	switch q.Confirmed {
 	case "":
