@@ -41,7 +41,7 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		// The next log position: the counter row on SQLite, a query of
 		// the transaction's id on PostgreSQL.
 		table = "log_sequence"
-		if models.Dialect(db) == "postgres" {
+		if models.IsPostgresDB(db) {
 			table = "log position"
 		}
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)

@@ -26,7 +26,7 @@ const (
 // windows: simple and exact per window, at the cost of allowing up to
 // twice the rate across a window boundary.
 func (f *Forum) Admit(ctx context.Context, token string, operation OpName) (Caller, error) {
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		return f.admitPG(ctx, token, operation)
 	}
 	who, err := f.Authenticate(ctx, token)

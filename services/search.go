@@ -110,7 +110,7 @@ func (f *Forum) Search(ctx context.Context, who Caller, q SearchQuery) (SearchPa
 		return SearchPage{}, err
 	}
 	var rows []found
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		rows, err = f.searchPostgres(ctx, req)
 	} else {
 		rows, err = f.searchSQLite(ctx, req)

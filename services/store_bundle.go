@@ -173,7 +173,7 @@ func kindOf(dbType string) valueKind {
 // column).
 func columnsOf(tx *gorm.DB, table string) ([]column, error) {
 	var sql string
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		sql = `SELECT column_name, data_type FROM information_schema.columns
 			WHERE table_schema = current_schema() AND table_name = ? AND is_generated = 'NEVER'`
 	} else {

@@ -53,7 +53,7 @@ func (f *Forum) Export(ctx context.Context, w io.Writer) (BundleHeader, error) {
 // database throughout.
 func (f *Forum) readSnapshot(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	db := f.db.WithContext(ctx)
-	if models.Dialect(db) == "postgres" {
+	if models.IsPostgresDB(db) {
 		return db.Transaction(func(tx *gorm.DB) error {
 			if err := bulkSession(tx); err != nil {
 				return err

@@ -17,7 +17,7 @@ import (
 func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
 	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
 	explain, col := "EXPLAIN QUERY PLAN ", 3
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		explain, col = "EXPLAIN ", 0
 		if analyze {
 			explain = "EXPLAIN (ANALYZE, BUFFERS) "
@@ -73,7 +73,7 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 		return rows.Err()
 	}
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if models.Dialect(tx) != "postgres" {
+		if !models.IsPostgresDB(tx) {
 			sql, args := sqliteSearchSQL(req, f.limits.SearchCandidates)
 			return scan(tx, "EXPLAIN QUERY PLAN "+sql, args, 3)
 		}

@@ -55,7 +55,7 @@ func turnFields(r *turnRow) []any {
 // horizon's.
 func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, horizon *int64) ([]turnRow, error) {
 	sql, args := inboxTurnsSQL(who, ext, since, limit)
-	if horizon != nil && models.Dialect(f.db) == "postgres" {
+	if horizon != nil && models.IsPostgresDB(f.db) {
 		rows, ok, err := f.horizonAndPagePgx(ctx, sql, args, limit, horizon)
 		if ok || err != nil {
 			return rows, err

@@ -25,7 +25,7 @@ import (
 // On SQLite the whole database is already locked: transactions begin
 // immediate (see models.Open).
 func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		// Keyed by the threads table's oid and the thread id, so that forums
 		// in other schemas of the same database never wait on each other.
 		if err := lockThreadPG(tx, id); err != nil {

@@ -55,7 +55,7 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 			s.add(pos)
 		}
 	}()
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		if pos, ok := takeEarlyPosition(tx); ok {
 			return pos, nil
 		}
@@ -114,7 +114,7 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 // its rows, whenever horizon is not nil (the inbox sends both statements
 // in one pgx batch: one round trip less).
 func (f *Forum) settleWith(ctx context.Context, read func(horizon *int64) ([]int64, error)) (int, error) {
-	if models.Dialect(f.db) != "postgres" {
+	if !models.IsPostgresDB(f.db) {
 		pos, err := read(nil)
 		return len(pos), err
 	}

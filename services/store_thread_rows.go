@@ -15,7 +15,7 @@ import (
 // threadWithMessages reads a thread and its messages in creation order:
 // on PostgreSQL in one round trip (threadWithMessagesPgx).
 func threadWithMessages(db *gorm.DB, id int64) (models.Thread, []models.Message, error) {
-	if models.Dialect(db) == "postgres" {
+	if models.IsPostgresDB(db) {
 		th, rows, found, ok, err := threadWithMessagesPgx(db.Statement.Context, db, id)
 		switch {
 		case ok && err != nil:
@@ -61,7 +61,7 @@ var (
 //
 // hint is how many messages to expect (the thread's message count).
 func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, error) {
-	if models.Dialect(db) == "postgres" {
+	if models.IsPostgresDB(db) {
 		if out, ok, err := threadMessagesPgx(db.Statement.Context, db, thread, hint); ok {
 			return out, err
 		}

@@ -124,7 +124,7 @@ const streamBatch = 250 * time.Millisecond
 func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
 	s := models.Stream{TokenID: who.TokenID, OpenedAt: f.timestamp(), SeenAt: f.timestamp()}
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if models.Dialect(tx) == "postgres" {
+		if models.IsPostgresDB(tx) {
 			if err := tx.Exec("SELECT id FROM tokens WHERE id = ? FOR UPDATE", who.TokenID).Error; err != nil {
 				return err
 			}
@@ -152,7 +152,7 @@ func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
 // the cursor after them (at itself when there was nothing).
 func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, readInbox bool) ([]StreamItem, streamCursor, error) {
 	limit := f.limits.PageMax
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		// One horizon for both feeds, so that what is sent is a cut of the
 		// log: no turn goes out ahead of an earlier event held back.
 		h, err := f.horizon(ctx)
