@@ -43,7 +43,7 @@ func bearer(r *http.Request) (token string, present bool) {
 
 // admit resolves the caller of a tool call and counts it against the
 // token's rate limits, as the HTTP binding does.
-func admit(ctx context.Context, forum *services.Forum, operation string) (services.Caller, error) {
+func admit(ctx context.Context, forum *services.Forum, operation services.OpName) (services.Caller, error) {
 	if who, ok := ctx.Value(callerKey{}).(services.Caller); ok {
 		if err := forum.Meter(ctx, who, operation); err != nil {
 			return services.Caller{}, err

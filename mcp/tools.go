@@ -19,12 +19,12 @@ import (
 // operation's one line in the manifest: when to use it and the norms as
 // explicit steps. It never repeats that line, and names no HTTP detail: a
 // tool is all an MCP client sees.
-var guidance = map[string]string{
-	"get_manifest": "Call it first, once per session, and again when whoami's manifest.digest differs from the one you last saw. " +
+var guidance = map[services.OpName]string{
+	services.OpGetManifest: "Call it first, once per session, and again when whoami's manifest.digest differs from the one you last saw. " +
 		"It tells whom each act awaits, the allowed transitions, your limits (body_max_chars and more) and what every refusal reason means.",
-	"whoami": "Call it at the start: one call says who you are, whether work waits for you (inbox.count) and whether the manifest changed (manifest.digest). " +
+	services.OpWhoami: "Call it at the start: one call says who you are, whether work waits for you (inbox.count) and whether the manifest changed (manifest.digest). " +
 		"If you run as a sub-agent, pass your extension so the count is the one inbox gives you.",
-	"post": "Steps: 1. Pick the act that says what your message does (kind): ask, answer, clarify, note, propose, object, decide, mark or reopen. " +
+	services.OpPost: "Steps: 1. Pick the act that says what your message does (kind): ask, answer, clarify, note, propose, object, decide, mark or reopen. " +
 		"2. To reply, set thread and parent (the message you answer; the inbox gives it). Without thread only ask and assert are allowed, and they open a new thread. " +
 		"3. To address an ask, set to.identity from list_identities. " +
 		"4. Keep body under body_max_chars characters; it is plain text. " +
@@ -36,36 +36,36 @@ var guidance = map[string]string{
 		"10. An ask may carry reply_by (RFC 3339, at most reply_by_max_hours ahead): unanswered by then, the thread escalates to humans and lock holders. " +
 		"Dialectic profile: assert states a claim (optional evidence, supersedes, valid_until); attest, refute and verify name the claim and need evidence, " +
 		"a list of pointers {kind, ref, note?} such as {\"kind\": \"url\", \"ref\": \"https://…\"}; never attest or verify your own claim (self_attest); verify needs the right verify.",
-	"read_thread": "Read before replying. In a long thread read only what you need: branch set to the message you reply to gives the path down to it and the replies below it; " +
+	services.OpReadThread: "Read before replying. In a long thread read only what you need: branch set to the message you reply to gives the path down to it and the replies below it; " +
 		"depth gives the top levels; since set to the cursor of your last read gives what is new; limit bounds the answer (more is true when it left messages out). " +
 		"Without them you get the whole tree.",
-	"list_threads": "Use it to browse. As a lock holder or a human, set confirmed to false to find every proposal waiting for you, then confirm each one. " +
+	services.OpListThreads: "Use it to browse. As a lock holder or a human, set confirmed to false to find every proposal waiting for you, then confirm each one. " +
 		"Pass back cursor to get the next page; it is null on the last page.",
-	"inbox": "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
+	services.OpInbox: "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
 		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
 		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you.",
-	"get_events": "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
-	"get_claim":  "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
-	"list_claims": "Filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. " +
+	services.OpGetEvents: "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
+	services.OpGetClaim:  "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
+	services.OpListClaims: "Filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. " +
 		"Pass back cursor to get the next page; it is null on the last page.",
-	"confirm": "Steps: 1. Find proposals with list_threads and confirmed false, or read_thread: a proposal shows confirmed false. " +
+	services.OpConfirm: "Steps: 1. Find proposals with list_threads and confirmed false, or read_thread: a proposal shows confirmed false. " +
 		"2. Call confirm with state equal to the thread's state. " +
 		"If the thread changed meanwhile you get state_changed: read it again. Repeating a confirm that succeeded is harmless.",
-	"search": "Use it to find what was said before you ask again or answer: a question already answered, a decision, a claim. " +
+	services.OpSearch: "Use it to find what was said before you ask again or answer: a question already answered, a decision, a claim. " +
 		"Put the distinctive words in q (identifiers, names, numbers), quote an exact phrase, and narrow with thread, kind, author or state. " +
 		"Read the thread of a hit with read_thread before you reply in it.",
-	"list_identities": "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
+	services.OpListIdentities: "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
 }
 
 // rightNeeded says, at the end of each description, who may call a tool.
 func rightNeeded(op services.Operation) string {
 	switch op.Right {
-	case "none":
+	case services.NeedNothing:
 		return "Needs no token."
-	case "lock, or human":
+	case services.NeedLockOrHuman:
 		return "Needs the right lock, or a human."
 	}
-	return "Needs the right " + op.Right + "."
+	return "Needs the right " + string(op.Right) + "."
 }
 
 // Tools is the registry of Parley's tools, one per operation of PARLEY.md
@@ -82,15 +82,15 @@ func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 // describe builds a tool's definition: schemas and hints from the
 // operation table.
 func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
-	readOnly := op.Method == "GET"
-	tool := mcpgo.NewToolWithRawSchema(op.MCPTool, op.Description+" "+guidance[op.Name]+" "+rightNeeded(op), inputSchema(forum, op))
+	readOnly, name := op.Method == "GET", services.OpName(op.Name)
+	tool := mcpgo.NewToolWithRawSchema(op.MCPTool, op.Description+" "+guidance[name]+" "+rightNeeded(op), inputSchema(forum, op))
 	tool.Title = op.Title
 	for _, opt := range []mcpgo.ToolOption{
 		mcpgo.WithTitleAnnotation(op.Title),
 		mcpgo.WithRawOutputSchema(outputSchema(op)),
 		mcpgo.WithReadOnlyHintAnnotation(readOnly),
 		mcpgo.WithDestructiveHintAnnotation(false),
-		mcpgo.WithIdempotentHintAnnotation(readOnly || op.Name == "confirm"),
+		mcpgo.WithIdempotentHintAnnotation(readOnly || name == services.OpConfirm),
 		mcpgo.WithOpenWorldHintAnnotation(false),
 	} {
 		opt(&tool)
@@ -108,17 +108,18 @@ func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcp
 }
 
 func call(ctx context.Context, forum *services.Forum, op services.Operation, req mcpgo.CallToolRequest) (any, error) {
-	if op.Name == "get_manifest" {
+	name := services.OpName(op.Name)
+	if name == services.OpGetManifest {
 		return forum.Manifest(ctx), nil
 	}
-	if op.Name != "inbox" && op.Name != "get_events" {
+	if name != services.OpInbox && name != services.OpGetEvents {
 		// Only the waiting reads may outlast a query's bound; they bound
 		// each of their database rounds themselves.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, forum.QueryTimeout())
 		defer cancel()
 	}
-	who, err := admit(ctx, forum, op.Name)
+	who, err := admit(ctx, forum, name)
 	if err != nil {
 		return nil, err
 	}
@@ -126,33 +127,33 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	if err != nil || string(raw) == "null" {
 		raw = []byte("{}")
 	}
-	if op.Name == "post" {
+	if name == services.OpPost {
 		return forum.Post(ctx, who, raw)
 	}
 	args, err := arguments(op, raw)
 	if err != nil {
 		return nil, err
 	}
-	switch op.Name {
-	case "whoami":
+	switch name {
+	case services.OpWhoami:
 		return forum.Whoami(ctx, who, services.WhoamiQuery{Extension: args["extension"]})
-	case "read_thread":
+	case services.OpReadThread:
 		return forum.ReadThread(ctx, who, services.ThreadQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Branch: args["branch"], Depth: args["depth"]})
-	case "list_threads":
+	case services.OpListThreads:
 		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Confirmed: args["confirmed"], Cursor: args["cursor"], Limit: args["limit"]})
-	case "inbox":
+	case services.OpInbox:
 		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
-	case "get_events":
+	case services.OpGetEvents:
 		return forum.Events(ctx, who, services.EventsQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
-	case "confirm":
+	case services.OpConfirm:
 		return forum.Confirm(ctx, who, args["thread"], raw)
-	case "get_claim":
+	case services.OpGetClaim:
 		return forum.GetClaim(ctx, who, args["claim"])
-	case "list_identities":
+	case services.OpListIdentities:
 		return forum.ListIdentities(ctx, who, services.IdentitiesQuery{Cursor: args["cursor"], Limit: args["limit"]})
-	case "list_claims":
+	case services.OpListClaims:
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
-	case "search":
+	case services.OpSearch:
 		return forum.Search(ctx, who, services.SearchQuery{Q: args["q"], Thread: args["thread"], Kind: args["kind"],
 			Author: args["author"], State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})
 	}
@@ -172,7 +173,7 @@ func arguments(op services.Operation, raw []byte) (map[string]string, error) {
 	for _, p := range op.Params {
 		types[p.Name] = p.Type
 	}
-	if op.Name == "confirm" {
+	if services.OpName(op.Name) == services.OpConfirm {
 		types["state"] = "" // the body's field; Confirm reads it from raw
 	}
 	names := slices.Sorted(maps.Keys(obj))

@@ -20,6 +20,9 @@ const DefaultSQLiteFile = "parley.db"
 // Dialect names the database behind a *gorm.DB: "postgres" or "sqlite".
 func Dialect(db *gorm.DB) string { return db.Dialector.Name() }
 
+// IsPostgresDB reports whether db is a PostgreSQL database (else SQLite).
+func IsPostgresDB(db *gorm.DB) bool { return Dialect(db) == "postgres" }
+
 // IsPostgres reports whether url names a PostgreSQL database.
 func IsPostgres(url string) bool {
 	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")

@@ -14,7 +14,7 @@ import (
 // failOn makes every write to a table fail, as a full disk or a dropped
 // connection would, halfway through an action: through GORM's create or
 // update, or as the fixed statement a post writes its rows with
-// (services/rows_by_hand.go).
+// (services/store_rows.go).
 func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Helper()
 	fixed := map[string]string{"create": "INSERT INTO " + table + " ", "update": "UPDATE " + table + " "}[op]
@@ -41,7 +41,7 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		// The next log position: the counter row on SQLite, a query of
 		// the transaction's id on PostgreSQL.
 		table = "log_sequence"
-		if models.Dialect(db) == "postgres" {
+		if models.IsPostgresDB(db) {
 			table = "log position"
 		}
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)

@@ -10,10 +10,14 @@ import (
 	"parley/models"
 )
 
+// Anyone is the identity a turn awaits when anyone may take it (an
+// Awaiting's "*").
+const Anyone = "*"
+
 // turn is an awaited (identity, extension); the zero value is nobody.
 type turn struct{ identity, extension string }
 
-var anyone = turn{identity: "*"}
+var anyone = turn{identity: Anyone}
 
 func setAwaiting(m *models.Message, t turn) {
 	m.AwaitingIdentity, m.AwaitingExtension = t.identity, t.extension

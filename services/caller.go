@@ -135,3 +135,14 @@ func joinRights(rs []Right) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// need refuses a caller that lacks a right.
+func need(who Caller, r Right) error {
+	if who.Identity == "" {
+		return Refuse(TokenMissing, "a bearer token (or a signed-in session) is needed")
+	}
+	if !who.Has(r) {
+		return Refuse(TokenRightMissing, "this operation needs the right %q, which your token lacks", r)
+	}
+	return nil
+}

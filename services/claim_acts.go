@@ -196,75 +196,74 @@ func checkSupersede(c models.Claim, who Caller) error {
 // message: an assert's new claim, its evidence and the claims it
 // supersedes; an attest's, refute's or verify's evidence and the target's
 // new status. Every status change is an event of type claim, each at a
-// fresh log position; it returns the last position taken (seq when none).
-func (f *Forum) recordClaims(tx *gorm.DB, th models.Thread, who Caller, env Envelope, msg *models.Message, work claimWork, now time.Time, seq int64) (int64, error) {
-	var err error
+// fresh log position, which moves the action's position on.
+func (a *action) recordClaims(th models.Thread, env Envelope, work claimWork) error {
+	tx, msg := a.tx, a.msg
 	switch {
 	case env.Kind == Assert:
 		c := models.Claim{
 			ThreadID: th.ID, MessageID: msg.ID, Statement: env.Body, Status: string(Unverified),
-			ClaimantIdentity: who.Identity, ClaimantExtension: env.Extension, ValidUntil: env.ValidUntil, CreatedAt: now,
+			ClaimantIdentity: a.who.Identity, ClaimantExtension: a.ext, ValidUntil: env.ValidUntil, CreatedAt: a.now,
 		}
 		if err := tx.Create(&c).Error; err != nil {
-			return seq, fmt.Errorf("insert claim: %w", err)
+			return fmt.Errorf("insert claim: %w", err)
 		}
 		msg.ClaimID = &c.ID
 		if err := tx.Model(msg).Update("claim_id", c.ID).Error; err != nil {
-			return seq, fmt.Errorf("link claim: %w", err)
+			return fmt.Errorf("link claim: %w", err)
 		}
 		if err := insertEvidence(tx, c.ID, msg.ID, env.Evidence); err != nil {
-			return seq, err
+			return err
 		}
-		if seq, err = claimEvent(tx, c, who, env.Extension, "", Unverified, msg.ID, now); err != nil {
-			return seq, err
+		if err := a.claimEvent(c, "", Unverified); err != nil {
+			return err
 		}
 		for _, old := range work.superseded {
-			if seq, err = supersede(tx, old, c, who, env.Extension, msg.ID, th.ID, now, seq); err != nil {
-				return seq, err
+			if err := a.supersede(old, c); err != nil {
+				return err
 			}
 		}
 	case claimAct(env.Kind):
 		if err := insertEvidence(tx, work.target.ID, msg.ID, env.Evidence); err != nil {
-			return seq, err
+			return err
 		}
 		if work.to == "" {
-			return seq, nil
+			return nil
 		}
 		err := tx.Model(&models.Claim{}).Where("id = ?", work.target.ID).Update("status", string(work.to)).Error
 		if err != nil {
-			return seq, fmt.Errorf("update claim: %w", err)
+			return fmt.Errorf("update claim: %w", err)
 		}
-		return claimEvent(tx, *work.target, who, env.Extension, ClaimStatus(work.target.Status), work.to, msg.ID, now)
+		return a.claimEvent(*work.target, ClaimStatus(work.target.Status), work.to)
 	}
-	return seq, nil
+	return nil
 }
 
 // supersede makes newer the claim that replaces old. A claim of another
-// thread counts as activity there too.
+// thread than newer's counts as activity there too.
 //
 // Reading: a refuted claim stays refuted (final, PARLEY.md §10) and only
 // gains superseded_by; every other status becomes superseded.
-func supersede(tx *gorm.DB, old, newer models.Claim, who Caller, ext string, msgID, threadID int64, now time.Time, seq int64) (int64, error) {
+func (a *action) supersede(old, newer models.Claim) error {
 	fields := map[string]any{"superseded_by_id": newer.ID}
 	if ClaimStatus(old.Status) != Refuted {
 		fields["status"] = string(Superseded)
 	}
-	if err := tx.Model(&models.Claim{}).Where("id = ?", old.ID).Updates(fields).Error; err != nil {
-		return seq, fmt.Errorf("supersede claim: %w", err)
+	if err := a.tx.Model(&models.Claim{}).Where("id = ?", old.ID).Updates(fields).Error; err != nil {
+		return fmt.Errorf("supersede claim: %w", err)
 	}
 	if ClaimStatus(old.Status) != Refuted {
-		var err error
-		if seq, err = claimEvent(tx, old, who, ext, ClaimStatus(old.Status), Superseded, msgID, now); err != nil {
-			return seq, err
+		if err := a.claimEvent(old, ClaimStatus(old.Status), Superseded); err != nil {
+			return err
 		}
 	}
-	if old.ThreadID != threadID {
-		err := tx.Model(&models.Thread{}).Where("id = ?", old.ThreadID).Updates(map[string]any{"activity_seq": seq, "updated_at": now}).Error
+	if old.ThreadID != newer.ThreadID {
+		err := a.tx.Model(&models.Thread{}).Where("id = ?", old.ThreadID).Updates(map[string]any{"activity_seq": a.seq, "updated_at": a.now}).Error
 		if err != nil {
-			return seq, fmt.Errorf("touch thread: %w", err)
+			return fmt.Errorf("touch thread: %w", err)
 		}
 	}
-	return seq, nil
+	return nil
 }
 
 func insertEvidence(tx *gorm.DB, claimID, msgID int64, evidence []Evidence) error {
@@ -282,22 +281,23 @@ func insertEvidence(tx *gorm.DB, claimID, msgID int64, evidence []Evidence) erro
 }
 
 // claimEvent appends a claim's status change to its thread's log, at the
-// next log position.
+// action's next log position.
 //
 // Reading: a claim's status is no proposal; its event is confirmed as it
 // is made (confirmed_at equals at).
-func claimEvent(tx *gorm.DB, c models.Claim, who Caller, ext string, from, to ClaimStatus, msgID int64, now time.Time) (int64, error) {
-	seq, err := nextSeq(tx)
+func (a *action) claimEvent(c models.Claim, from, to ClaimStatus) error {
+	seq, err := nextSeq(a.tx)
 	if err != nil {
-		return 0, err
+		return err
 	}
+	a.seq = seq
 	ev := models.Event{
-		Seq: seq, ThreadID: c.ThreadID, Type: "claim", FromState: string(from), ToState: string(to),
-		Origin: who.Origin(), Label: who.EventLabel(), ActorIdentity: who.Identity, ActorExtension: ext,
-		MessageID: &msgID, ClaimID: &c.ID, At: now, ConfirmedAt: &now,
+		Seq: seq, ThreadID: c.ThreadID, Type: string(EventTypeClaim), FromState: string(from), ToState: string(to),
+		Origin: a.who.Origin(), Label: a.who.EventLabel(), ActorIdentity: a.who.Identity, ActorExtension: a.ext,
+		MessageID: a.msgID(), ClaimID: &c.ID, At: a.now, ConfirmedAt: &a.now,
 	}
-	if err := tx.Create(&ev).Error; err != nil {
-		return 0, fmt.Errorf("insert claim event: %w", err)
+	if err := a.tx.Create(&ev).Error; err != nil {
+		return fmt.Errorf("insert claim event: %w", err)
 	}
-	return seq, nil
+	return nil
 }

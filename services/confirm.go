@@ -60,7 +60,8 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 		}
 		now := f.timestamp()
 		wasEnded := Terminal(recordOf(th))
-		if err := confirmProposal(tx, &th, who, "", nil, now, seq); err != nil {
+		a := &action{tx: tx, who: who, now: now, seq: seq} // no extension, no message
+		if err := a.confirmProposal(&th); err != nil {
 			return err
 		}
 		if wasEnded && !Terminal(recordOf(th)) {

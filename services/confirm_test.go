@@ -60,7 +60,7 @@ func TestProposalAndConfirmation(t *testing.T) {
 		}
 		types := ""
 		for _, e := range evs.Events {
-			types += e.Type + ":" + string(e.ToState) + " "
+			types += string(e.Type) + ":" + string(e.ToState) + " "
 		}
 		if types != "state:open state:answered state:decided confirm:decided " {
 			t.Fatalf("events %q", types)

@@ -152,7 +152,7 @@ func escalateLocked(tx *gorm.DB, th *models.Thread, now time.Time) (bool, error)
 		return false, err
 	}
 	ev := models.Event{
-		Seq: seq, ThreadID: th.ID, Type: "escalate", FromState: th.State, ToState: th.State,
+		Seq: seq, ThreadID: th.ID, Type: string(EventTypeEscalate), FromState: th.State, ToState: th.State,
 		Origin: guardOrigin, Label: guardOrigin,
 		ActorIdentity: th.AwaitingIdentity, ActorExtension: th.AwaitingExtension,
 		MessageID: &th.TurnMessageID, At: now,
@@ -174,42 +174,3 @@ func escalateLocked(tx *gorm.DB, th *models.Thread, now time.Time) (bool, error)
 // are both the thread's state, which an escalation leaves alone, and
 // confirmed_at is null, as there is nothing to confirm.
 const guardOrigin = "guard"
-
-// OverdueItem is one escalated thread for the web UI's Overdue page: the
-// thread, the ask whose deadline passed, and who failed to answer it.
-type OverdueItem struct {
-	Thread  Thread
-	Ask     *Message
-	Awaited *Awaiting
-}
-
-// Overdue lists the escalated threads whose turn is still open, oldest
-// deadline first (at most page_max), after escalating what is due.
-func (f *Forum) Overdue(ctx context.Context, who Caller) ([]OverdueItem, error) {
-	if err := need(who, RightRead); err != nil {
-		return nil, err
-	}
-	if err := f.escalateDue(ctx, who); err != nil {
-		return nil, err
-	}
-	var threads []models.Thread
-	err := f.db.WithContext(ctx).Where("escalated_at IS NOT NULL").Where("record_state NOT IN ?", terminalStates()).
-		Order("reply_by, id").Limit(f.limits.PageMax).Find(&threads).Error
-	if err != nil {
-		return nil, fmt.Errorf("overdue: %w", err)
-	}
-	asks := map[int64]models.Message{}
-	if err := f.addTurnMessages(ctx, threads, asks); err != nil {
-		return nil, err
-	}
-	now := f.timestamp()
-	out := make([]OverdueItem, 0, len(threads))
-	for _, th := range threads {
-		out = append(out, OverdueItem{
-			Thread:  f.threadShape(th, now),
-			Ask:     messageShape(asks[th.TurnMessageID]),
-			Awaited: awaitingOf(th.AwaitingIdentity, th.AwaitingExtension),
-		})
-	}
-	return out, nil
-}

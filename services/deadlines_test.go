@@ -192,7 +192,7 @@ func TestLateAnswerRecordsTheEscalation(t *testing.T) {
 		page, _ := w.forum.Events(w.ctx, reader, services.EventsQuery{Thread: th})
 		types := []string{}
 		for _, ev := range page.Events {
-			types = append(types, ev.Type)
+			types = append(types, string(ev.Type))
 		}
 		if !slices.Equal(types, []string{"state", "escalate", "state"}) {
 			t.Fatalf("events %v: the escalation must come before the answer's mark", types)

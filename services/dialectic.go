@@ -14,7 +14,7 @@ type ProfileInfo struct {
 	Rules         []string           `json:"rules,omitempty"`
 	Reasons       []Reason           `json:"reasons,omitempty"`
 	Limits        map[string]int     `json:"limits,omitempty"`
-	Operations    []string           `json:"operations,omitempty"`
+	Operations    []OpName           `json:"operations,omitempty"`
 }
 
 // ClaimTransition is one row of the claim status table: an act moves a
@@ -70,6 +70,6 @@ func (f *Forum) dialectic() ProfileInfo {
 			"evidence_ref_max_chars": f.limits.EvidenceRefMaxChars,
 			"supersedes_max_items":   f.limits.SupersedesMaxItems,
 		},
-		Operations: []string{"get_claim", "list_claims"},
+		Operations: []OpName{OpGetClaim, OpListClaims},
 	}
 }

@@ -57,7 +57,7 @@ func (f *Forum) ListIdentities(ctx context.Context, who Caller, q IdentitiesQuer
 	// Keyset paging needs one order on both databases: PostgreSQL's
 	// default collation may sort by locale, so compare bytes there too.
 	collate := ""
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		collate = ` COLLATE "C"`
 	}
 	db := f.db.WithContext(ctx)

@@ -9,8 +9,8 @@
 // over GORM, on PostgreSQL or SQLite. Beyond the protocol's text it
 // defines the search operation (search.go: the databases' full-text
 // indexes, the query read the same way for both in search_terms.go,
-// text-only snippets in snippet.go), and moves a whole forum between
-// databases as a bundle (bundle.go, export.go, import.go).
+// text-only snippets in search_snippet.go), and moves a whole forum between
+// databases as a bundle (store_bundle.go and its _export and _import).
 //
 // Every operation is one method on Forum taking the acting Caller. It
 // answers with a wire-ready value (the JSON shapes of §8.1 are declared
@@ -23,6 +23,21 @@
 // insert the message, update the thread's state and awaiting and the
 // claims it changes, append the events, take the next log positions. A
 // refused or failed action leaves nothing behind.
+//
+// The file names show the layers of the package. A file without a prefix
+// holds protocol rules and the operations built on them: the envelope, the
+// acts and states, post and its checks, authority, claims and the
+// profiles, refusals, the wire shapes and the manifest. store_* files hold
+// the storage mechanics beneath them: statements scanned by hand
+// (store_rows.go), pgx batches (store_pgx.go, store_thread_rows.go), log
+// positions and the horizon (store_positions.go), thread locks
+// (store_locks.go), admission in one statement (store_admit_pg.go), the
+// hub and PostgreSQL's notifications that wake waiting reads, query plans,
+// the benchmark seed and the bundles. ui_* files support the web UI and
+// its operators beyond the protocol: sessions and sign-in, flashes,
+// visits, token pages, the claim board, the moderators' queue, the Overdue
+// page, a thread's page and its live updates. Tests follow their subject's
+// name.
 //
 // Readings of PARLEY.md where the text leaves room are written down where
 // they are implemented; search for "Reading:".

@@ -1,5 +1,10 @@
 package services
 
+import (
+	"strconv"
+	"time"
+)
+
 // feed describes the profile of PARLEY.md §13 as this server implements it.
 func (f *Forum) feed() ProfileInfo {
 	return ProfileInfo{
@@ -18,6 +23,19 @@ func (f *Forum) feed() ProfileInfo {
 			"wait_max_seconds":  f.limits.WaitMaxSeconds,
 			"streams_per_token": f.limits.StreamsPerToken,
 		},
-		Operations: []string{"inbox", "get_events", "stream"},
+		Operations: []OpName{OpInbox, OpGetEvents, OpStream},
 	}
+}
+
+// parseWait reads the wait parameter of a waiting read (PARLEY.md §13):
+// whole seconds from 0 to wait_max_seconds; empty is 0.
+func (f *Forum) parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > f.limits.WaitMaxSeconds {
+		return 0, Refuse(InvalidBody, "wait must be a whole number of seconds from 0 to %d (wait_max_seconds)", f.limits.WaitMaxSeconds).On("wait")
+	}
+	return time.Duration(n) * time.Second, nil
 }

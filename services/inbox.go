@@ -149,7 +149,7 @@ func (f *Forum) inboxScope(ctx context.Context, who Caller, ext string) (*gorm.D
 	if ext != "" && !validName(ext, f.limits.ExtensionMaxChars) {
 		return nil, Refuse(InvalidBody, "extension must match [a-z0-9][a-z0-9._-]{0,%d}", f.limits.ExtensionMaxChars-1).On("extension")
 	}
-	db := f.turns(ctx, who, ext, -1).Where("threads.awaiting_identity IN ?", []string{who.Identity, "*"})
+	db := f.turns(ctx, who, ext, -1).Where("threads.awaiting_identity IN ?", []string{who.Identity, Anyone})
 	if ext != "" {
 		db = db.Where("NOT (threads.awaiting_identity = ? AND threads.awaiting_extension NOT IN ?)", who.Identity, []string{"", ext})
 	}

@@ -88,7 +88,7 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 			t.Errorf("operation %+v incomplete", op)
 		}
 		// AllowedFor knows every right the table names.
-		if !slices.Contains([]string{"none", "read", "write", "lock, or human"}, op.Right) {
+		if !slices.Contains([]services.Need{services.NeedNothing, services.NeedRead, services.NeedWrite, services.NeedLockOrHuman}, op.Right) {
 			t.Errorf("operation %s needs %q, which AllowedFor does not know", op.Name, op.Right)
 		}
 	}
@@ -183,7 +183,7 @@ func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 		t.Errorf("profile limits %v, want %v", p.Limits, want)
 	}
 	for _, name := range p.Operations {
-		if !slices.ContainsFunc(m.Operations, func(op services.Operation) bool { return op.Name == name }) {
+		if !slices.ContainsFunc(m.Operations, func(op services.Operation) bool { return op.Name == string(name) }) {
 			t.Errorf("profile operation %s is not in operations", name)
 		}
 	}
@@ -212,7 +212,7 @@ func TestManifestAdvertisesTheFeedProfile(t *testing.T) {
 	for _, name := range feed.Operations {
 		found := false
 		for _, op := range m.Operations {
-			if op.Name != name {
+			if op.Name != string(name) {
 				continue
 			}
 			found = true

@@ -86,17 +86,18 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	if err != nil {
 		return Posted{}, err
 	}
-	ev := newEvent(th, who, env.Extension, "state", "", Open, &msg.ID, now, seq)
+	a := &action{tx: tx, who: who, ext: env.Extension, msg: &msg, now: now, seq: seq}
+	ev := a.event(th, EventTypeState, "", Open)
 	ev.ConfirmedAt = &now
 	if err := tx.Create(&ev).Error; err != nil {
 		return Posted{}, fmt.Errorf("insert event: %w", err)
 	}
-	if seq, err = f.recordClaims(tx, th, who, env, &msg, work, now, seq); err != nil {
+	if err := a.recordClaims(th, env, work); err != nil {
 		return Posted{}, err
 	}
 	th.RootMessageID, th.StateEventID = msg.ID, ev.ID
 	settleRecord(&th, who.EventLabel())
-	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, seq, seq
+	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, a.seq, a.seq
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
 	turnOpened(tx, th.AwaitingIdentity)
 	th.ModelRun, th.ReplyBy = runAfter(th, who, change{}), msg.ReplyBy
@@ -181,18 +182,19 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := f.applyChange(tx, &th, who, env.Extension, chg, msg.ID, now, seq); err != nil {
+	a := &action{tx: tx, who: who, ext: env.Extension, msg: &msg, now: now, seq: seq}
+	if err := a.applyChange(&th, chg); err != nil {
 		return Posted{}, err
 	}
-	if seq, err = f.recordClaims(tx, th, who, env, &msg, work, now, seq); err != nil {
+	if err := a.recordClaims(th, env, work); err != nil {
 		return Posted{}, err
 	}
-	if moveTurn(&th, msg, awaiting, seq) {
+	if moveTurn(&th, msg, awaiting, a.seq) {
 		turnOpened(tx, th.AwaitingIdentity)
 	}
 	th.MessageCount++
 	th.ModelRun = runAfter(th, who, chg)
-	th.UpdatedAt, th.ActivitySeq = now, seq
+	th.UpdatedAt, th.ActivitySeq = now, a.seq
 	if err := saveThread(tx, &th); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
@@ -283,11 +285,35 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	return m
 }
 
-func newEvent(th models.Thread, who Caller, ext string, typ string, from, to State, msgID *int64, now time.Time, seq int64) models.Event {
+// action is one act being written, as the steps that record it share it:
+// the transaction, who acts and from which extension, the message that
+// carries the act (nil for the confirm operation), when, and the last log
+// position the action took, which the steps that take more move on.
+type action struct {
+	tx  *gorm.DB
+	who Caller
+	ext string
+	msg *models.Message
+	now time.Time
+	seq int64
+}
+
+// msgID is the id of the action's message for an event, nil when it has
+// none.
+func (a *action) msgID() *int64 {
+	if a.msg == nil {
+		return nil
+	}
+	id := a.msg.ID
+	return &id
+}
+
+// event is a thread's event of the action at its current log position.
+func (a *action) event(th models.Thread, typ EventType, from, to State) models.Event {
 	return models.Event{
-		Seq: seq, ThreadID: th.ID, Type: typ, FromState: string(from), ToState: string(to),
-		Origin: who.Origin(), Label: who.EventLabel(),
-		ActorIdentity: who.Identity, ActorExtension: ext,
-		MessageID: msgID, At: now,
+		Seq: a.seq, ThreadID: th.ID, Type: string(typ), FromState: string(from), ToState: string(to),
+		Origin: a.who.Origin(), Label: a.who.EventLabel(),
+		ActorIdentity: a.who.Identity, ActorExtension: a.ext,
+		MessageID: a.msgID(), At: a.now,
 	}
 }

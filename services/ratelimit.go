@@ -18,15 +18,15 @@ const (
 // Admit authenticates a bearer token and counts the request against the
 // token's rate limits (PARLEY.md §9): every request against
 // requests_per_minute, a post also against posts_per_minute. Bindings call
-// it once per request, before the operation; operation is the name from
+// it once per request, before the operation; operation names its row of
 // Operations.
 //
 // The counters live in the database (table rate_windows), so the limits
 // hold across any number of server processes. They are fixed one-minute
 // windows: simple and exact per window, at the cost of allowing up to
 // twice the rate across a window boundary.
-func (f *Forum) Admit(ctx context.Context, token, operation string) (Caller, error) {
-	if models.Dialect(f.db) == "postgres" {
+func (f *Forum) Admit(ctx context.Context, token string, operation OpName) (Caller, error) {
+	if models.IsPostgresDB(f.db) {
 		return f.admitPG(ctx, token, operation)
 	}
 	who, err := f.Authenticate(ctx, token)
@@ -43,7 +43,7 @@ func (f *Forum) Admit(ctx context.Context, token, operation string) (Caller, err
 // rate limits, as Admit does; for a binding that authenticated the request
 // already (MCP's Streamable HTTP transport checks the token of every
 // message, tool calls included).
-func (f *Forum) Meter(ctx context.Context, who Caller, operation string) error {
+func (f *Forum) Meter(ctx context.Context, who Caller, operation OpName) error {
 	if who.Identity == "" {
 		return Refuse(TokenMissing, "send Authorization: Bearer <token>")
 	}
@@ -51,9 +51,9 @@ func (f *Forum) Meter(ctx context.Context, who Caller, operation string) error {
 }
 
 // buckets are the rate-limit buckets a request of operation counts in.
-func (f *Forum) buckets(operation string) []bucketLimit {
+func (f *Forum) buckets(operation OpName) []bucketLimit {
 	buckets := []bucketLimit{{bucketRequests, f.limits.RequestsPerMinute}}
-	if operation == "post" {
+	if operation == OpPost {
 		buckets = append(buckets, bucketLimit{bucketPosts, f.limits.PostsPerMinute})
 	}
 	return buckets

@@ -2,9 +2,6 @@ package services
 
 import (
 	"fmt"
-	"time"
-
-	"gorm.io/gorm"
 
 	"parley/models"
 )
@@ -130,33 +127,33 @@ func transitionField(k Kind) string {
 
 // applyChange records a planned change: the event, and the thread's state
 // and state of record.
-func (f *Forum) applyChange(tx *gorm.DB, th *models.Thread, who Caller, ext string, chg change, msgID int64, now time.Time, seq int64) error {
+func (a *action) applyChange(th *models.Thread, chg change) error {
 	switch chg.effect {
 	case unchanged:
 		return nil
 	case confirmPending:
-		return confirmProposal(tx, th, who, ext, &msgID, now, seq)
+		return a.confirmProposal(th)
 	case withdraw:
-		ev := newEvent(*th, who, ext, "withdraw", State(th.State), chg.to, &msgID, now, seq)
-		ev.ConfirmedAt = &now
-		if err := tx.Create(&ev).Error; err != nil {
+		ev := a.event(*th, EventTypeWithdraw, State(th.State), chg.to)
+		ev.ConfirmedAt = &a.now
+		if err := a.tx.Create(&ev).Error; err != nil {
 			return fmt.Errorf("insert withdraw event: %w", err)
 		}
 		th.State, th.StateOrigin, th.StateLabel = th.RecordState, th.RecordOrigin, th.RecordLabel
 		th.StateConfirmedAt, th.StateEventID = th.RecordConfirmedAt, th.RecordEventID
 		return nil
 	}
-	ev := newEvent(*th, who, ext, "state", State(th.State), chg.to, &msgID, now, seq)
+	ev := a.event(*th, EventTypeState, State(th.State), chg.to)
 	if chg.effect == settle {
-		ev.ConfirmedAt = &now
+		ev.ConfirmedAt = &a.now
 	}
-	if err := tx.Create(&ev).Error; err != nil {
+	if err := a.tx.Create(&ev).Error; err != nil {
 		return fmt.Errorf("insert event: %w", err)
 	}
-	th.State, th.StateOrigin, th.StateLabel = string(chg.to), who.Origin(), who.EventLabel()
+	th.State, th.StateOrigin, th.StateLabel = string(chg.to), a.who.Origin(), a.who.EventLabel()
 	th.StateConfirmedAt, th.StateEventID = ev.ConfirmedAt, ev.ID
 	if chg.effect == settle {
-		settleRecord(th, who.EventLabel())
+		settleRecord(th, a.who.EventLabel())
 	}
 	return nil
 }
@@ -173,18 +170,19 @@ func settleRecord(th *models.Thread, confirmedBy string) {
 // the proposal event's confirmed_at and appends a confirm event.
 //
 // Reading: §8.1 gives a confirm event message null; that is the confirm
-// operation's (msgID nil). A confirmation caused by a human's or lock
-// holder's act naming the proposal names that act as its message.
-func confirmProposal(tx *gorm.DB, th *models.Thread, who Caller, ext string, msgID *int64, now time.Time, seq int64) error {
-	if err := tx.Model(&models.Event{}).Where("id = ?", th.StateEventID).Update("confirmed_at", now).Error; err != nil {
+// operation's (an action without a message). A confirmation caused by a
+// human's or lock holder's act naming the proposal names that act as its
+// message.
+func (a *action) confirmProposal(th *models.Thread) error {
+	if err := a.tx.Model(&models.Event{}).Where("id = ?", th.StateEventID).Update("confirmed_at", a.now).Error; err != nil {
 		return fmt.Errorf("confirm proposal event: %w", err)
 	}
-	ev := newEvent(*th, who, ext, "confirm", State(th.State), State(th.State), msgID, now, seq)
-	ev.ConfirmedAt = &now
-	if err := tx.Create(&ev).Error; err != nil {
+	ev := a.event(*th, EventTypeConfirm, State(th.State), State(th.State))
+	ev.ConfirmedAt = &a.now
+	if err := a.tx.Create(&ev).Error; err != nil {
 		return fmt.Errorf("insert confirm event: %w", err)
 	}
-	th.StateConfirmedAt = &now
-	settleRecord(th, who.EventLabel())
+	th.StateConfirmedAt = &a.now
+	settleRecord(th, a.who.EventLabel())
 	return nil
 }

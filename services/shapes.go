@@ -93,7 +93,7 @@ type Message struct {
 type Event struct {
 	ID          string      `json:"id"`
 	Thread      string      `json:"thread"`
-	Type        string      `json:"type" jsonschema:"enum=state,enum=confirm,enum=withdraw,enum=claim,enum=escalate" jsonschema_description:"escalate (guard profile): an ask's reply_by passed while its turn was open; actor is the party awaited, message the ask, origin and label \"guard\"."`
+	Type        EventType   `json:"type" jsonschema:"enum=state,enum=confirm,enum=withdraw,enum=claim,enum=escalate" jsonschema_description:"escalate (guard profile): an ask's reply_by passed while its turn was open; actor is the party awaited, message the ask, origin and label \"guard\"."`
 	FromState   *EventState `json:"from_state" jsonschema:"nullable"`
 	ToState     EventState  `json:"to_state"`
 	Origin      string      `json:"origin"`
@@ -106,6 +106,18 @@ type Event struct {
 
 	position int64 // its log position, for streams
 }
+
+// EventType is what an event records (PARLEY.md §8.1, §10, §14).
+type EventType string
+
+// The event types.
+const (
+	EventTypeState    EventType = "state"    // a thread's state changed, confirmed or proposed
+	EventTypeConfirm  EventType = "confirm"  // a pending proposal was confirmed
+	EventTypeWithdraw EventType = "withdraw" // a pending proposal was withdrawn
+	EventTypeClaim    EventType = "claim"    // a claim's status changed (dialectic profile)
+	EventTypeEscalate EventType = "escalate" // an ask's reply_by passed with its turn open (guard profile)
+)
 
 // EventState is what an event's from_state and to_state hold: a thread
 // state, or for a claim event a claim status as stored (never expired).
@@ -218,7 +230,7 @@ func eventShape(e models.Event) Event {
 		position:    e.Seq,
 		ID:          EventKey(e.ID),
 		Thread:      ThreadKey(e.ThreadID),
-		Type:        e.Type,
+		Type:        EventType(e.Type),
 		ToState:     EventState(e.ToState),
 		Origin:      e.Origin,
 		Label:       e.Label,

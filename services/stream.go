@@ -14,14 +14,23 @@ import (
 )
 
 // StreamItem is one item of an event stream (PARLEY.md §13): an Event
-// (Type "parley.event"), an InboxItem ("parley.inbox"), or, with Type "",
-// a heartbeat. Cursor is the item's position in the stream, which a client
+// (Type StreamEvent), an InboxItem (StreamInbox), or, with Type "", a
+// heartbeat. Cursor is the item's position in the stream, which a client
 // passes back as since or Last-Event-ID to resume after it.
 type StreamItem struct {
-	Type   string
+	Type   StreamItemType
 	Cursor string
 	Data   any
 }
+
+// StreamItemType is the Server-Sent Events type of a stream item.
+type StreamItemType string
+
+// The stream's item types (a heartbeat has none).
+const (
+	StreamEvent StreamItemType = "parley.event"
+	StreamInbox StreamItemType = "parley.inbox"
+)
 
 // streamHeartbeat is how often a stream shows it is alive (§13: 15 s); it
 // also refreshes the stream's row, which counts it in streams_per_token.
@@ -115,7 +124,7 @@ const streamBatch = 250 * time.Millisecond
 func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
 	s := models.Stream{TokenID: who.TokenID, OpenedAt: f.timestamp(), SeenAt: f.timestamp()}
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if models.Dialect(tx) == "postgres" {
+		if models.IsPostgresDB(tx) {
 			if err := tx.Exec("SELECT id FROM tokens WHERE id = ? FOR UPDATE", who.TokenID).Error; err != nil {
 				return err
 			}
@@ -143,7 +152,7 @@ func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
 // the cursor after them (at itself when there was nothing).
 func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, readInbox bool) ([]StreamItem, streamCursor, error) {
 	limit := f.limits.PageMax
-	if models.Dialect(f.db) == "postgres" {
+	if models.IsPostgresDB(f.db) {
 		// One horizon for both feeds, so that what is sent is a cut of the
 		// log: no turn goes out ahead of an earlier event held back.
 		h, err := f.horizon(ctx)
@@ -168,11 +177,11 @@ func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, rea
 	for i < len(events.Events) || j < len(boxPos) {
 		if j >= len(boxPos) || i < len(events.Events) && events.Events[i].position <= boxPos[j] {
 			at.events = events.Events[i].position
-			items = append(items, StreamItem{Type: "parley.event", Data: events.Events[i], Cursor: at.encode()})
+			items = append(items, StreamItem{Type: StreamEvent, Data: events.Events[i], Cursor: at.encode()})
 			i++
 		} else {
 			at.inbox = boxPos[j]
-			items = append(items, StreamItem{Type: "parley.inbox", Data: box[j], Cursor: at.encode()})
+			items = append(items, StreamItem{Type: StreamInbox, Data: box[j], Cursor: at.encode()})
 			j++
 		}
 	}

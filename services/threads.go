@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
-
-	"gorm.io/gorm"
 
 	"parley/models"
 )
@@ -66,78 +63,6 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 		return ThreadView{Thread: f.threadShape(th, f.timestamp()), Messages: nest(rows)}, nil
 	}
 	return part.view(th, f.threadShape(th, f.timestamp()), rows)
-}
-
-// threadWithMessages reads a thread and its messages in creation order:
-// on PostgreSQL in one round trip (threadWithMessagesPgx).
-func threadWithMessages(db *gorm.DB, id int64) (models.Thread, []models.Message, error) {
-	if models.Dialect(db) == "postgres" {
-		th, rows, found, ok, err := threadWithMessagesPgx(db.Statement.Context, db, id)
-		switch {
-		case ok && err != nil:
-			return th, nil, fmt.Errorf("read thread: %w", err)
-		case ok && !found:
-			return th, nil, threadNotFound(id)
-		case ok:
-			return th, rows, nil
-		}
-	}
-	th, err := readThreadRow(db, id)
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return th, nil, threadNotFound(id)
-	}
-	if err != nil {
-		return th, nil, fmt.Errorf("read thread: %w", err)
-	}
-	rows, err := threadMessages(db, id, th.MessageCount)
-	if err != nil {
-		return th, nil, fmt.Errorf("read thread: %w", err)
-	}
-	return th, rows, nil
-}
-
-// treeColumns are the columns of messages a thread tree shows, in the
-// order threadMessages scans them; treeColumnsLeftOut are the others
-// (the guard's bookkeeping). A test checks that together they are every
-// column of the table, so a new column cannot be forgotten here.
-var (
-	treeColumns = []string{"id", "thread_id", "parent_id", "depth", "kind", "author_identity", "author_extension", "author_kind",
-		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
-		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
-	treeColumnsLeftOut = []string{"body_hash", "chain_len", "search"} // search: PostgreSQL's tsvector
-	// messageColumns are the columns of models.Message: every column but
-	// PostgreSQL's search vector, which "SELECT *" would send and decode
-	// for nothing (a post reads its parent with them).
-	messageColumns = append(append([]string{}, treeColumns...), "body_hash", "chain_len")
-)
-
-// threadMessages reads a thread's messages in creation order, in one query
-// scanned by hand: the thread tree is the largest answer Parley gives, and
-// the generic struct scan cost a third of its time.
-//
-// hint is how many messages to expect (the thread's message count).
-func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, error) {
-	if models.Dialect(db) == "postgres" {
-		if out, ok, err := threadMessagesPgx(db.Statement.Context, db, thread, hint); ok {
-			return out, err
-		}
-	}
-	rows, err := db.Raw("SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = ? ORDER BY id", thread).Rows()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make([]models.Message, 0, hint)
-	for rows.Next() {
-		var m models.Message
-		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
-			&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
-			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt, &m.ReplyBy); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 // ThreadVersion names the state of everything read_thread answers for a
@@ -214,7 +139,7 @@ func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (Threa
 		db = db.Where("activity_seq < ?", before)
 	}
 	if q.AwaitingMe {
-		db = db.Where("awaiting_identity IN ?", []string{who.Identity, "*"})
+		db = db.Where("awaiting_identity IN ?", []string{who.Identity, Anyone})
 	}
 	switch q.Confirmed {
 	case "":
@@ -250,56 +175,4 @@ func (f *Forum) pageSize(s string) (int, error) {
 		return 0, Refuse(InvalidBody, "limit must be a number between 1 and %d", f.limits.PageMax).On("limit")
 	}
 	return f.limits.page(n)
-}
-
-// ThreadPageView is what the web UI shows of a thread: its tree, its
-// events and its claims, with a version that changes whenever anything in
-// it changes.
-type ThreadPageView struct {
-	ThreadView
-	Events    []Event
-	Claims    map[string]Claim // by id
-	Version   string
-	Unchanged bool // since named the current version: nothing else was read
-}
-
-// ThreadPage reads a thread for the web UI. When since equals the thread's
-// current version it answers Unchanged at the cost of one row, which is
-// what keeps the page's polling cheap.
-func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string) (ThreadPageView, error) {
-	if err := need(who, RightRead); err != nil {
-		return ThreadPageView{}, err
-	}
-	id, err := threadRef(thread)
-	if err != nil {
-		return ThreadPageView{}, err
-	}
-	// An escalation changes the thread's version, so the page refreshes.
-	if err := f.escalateDue(ctx, who); err != nil {
-		return ThreadPageView{}, err
-	}
-	var th models.Thread
-	if err := f.db.WithContext(ctx).Select("activity_seq").First(&th, id).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return ThreadPageView{}, threadNotFound(id)
-		}
-		return ThreadPageView{}, fmt.Errorf("thread page: %w", err)
-	}
-	version := strconv.FormatInt(th.ActivitySeq, 10)
-	if since == version {
-		return ThreadPageView{Version: version, Unchanged: true}, nil
-	}
-	view, err := f.ReadThread(ctx, who, ThreadQuery{Thread: thread})
-	if err != nil {
-		return ThreadPageView{}, err
-	}
-	events, err := f.Events(ctx, who, EventsQuery{Thread: thread, Limit: strconv.Itoa(f.limits.PageMax)})
-	if err != nil {
-		return ThreadPageView{}, err
-	}
-	claims, err := f.claimsOfThread(ctx, thread)
-	if err != nil {
-		return ThreadPageView{}, err
-	}
-	return ThreadPageView{ThreadView: view, Events: events.Events, Claims: claims, Version: version}, nil
 }

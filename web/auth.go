@@ -12,7 +12,7 @@ const callerKey = "parley.caller"
 
 // auth admits the request's bearer token for an operation: it resolves the
 // caller and counts the request against the token's rate limits.
-func (s *server) auth(operation string) fiber.Handler {
+func (s *server) auth(operation services.OpName) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		who, err := s.forum.Admit(c.UserContext(), bearer(c), operation)
 		if err != nil {

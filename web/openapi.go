@@ -82,13 +82,13 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 	out := map[string]any{
 		"operationId": op.Name,
 		"summary":     op.Description,
-		"description": tool + " Right needed: " + op.Right + ".",
+		"description": tool + " Right needed: " + string(op.Right) + ".",
 		"responses": map[string]any{
 			strconv.Itoa(op.Status): success,
 			"default":               jsonResponse("A refusal (PARLEY.md §2.2); the HTTP status equals error.status.", refusal),
 		},
 	}
-	if op.Right != "none" {
+	if op.Right != services.NeedNothing {
 		out["security"] = []map[string][]string{{"bearer": {}}}
 	}
 	var params []map[string]any

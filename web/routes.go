@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
+	"parley/services"
 	"parley/static"
 )
 
@@ -23,18 +24,18 @@ func (s *server) routes(app *fiber.App) {
 	api := app.Group("/api/v1")
 	api.Get("/manifest", s.manifest)
 	api.Get("/openapi.json", s.openAPI)
-	api.Get("/me", s.auth("whoami"), s.me)
-	api.Post("/messages", s.auth("post"), s.postMessage)
-	api.Get("/threads", s.auth("list_threads"), s.listThreads)
-	api.Get("/threads/:thread", s.auth("read_thread"), s.showThread)
-	api.Post("/threads/:thread/confirm", s.auth("confirm"), s.confirmThread)
-	api.Get("/inbox", s.auth("inbox"), s.inbox)
-	api.Get("/events", s.auth("get_events"), s.events)
-	api.Get("/stream", s.auth("stream"), s.stream)
-	api.Get("/claims", s.auth("list_claims"), s.listClaims)
-	api.Get("/claims/:claim", s.auth("get_claim"), s.showClaim)
-	api.Get("/identities", s.auth("list_identities"), s.listIdentities)
-	api.Get("/search", s.auth("search"), s.search)
+	api.Get("/me", s.auth(services.OpWhoami), s.me)
+	api.Post("/messages", s.auth(services.OpPost), s.postMessage)
+	api.Get("/threads", s.auth(services.OpListThreads), s.listThreads)
+	api.Get("/threads/:thread", s.auth(services.OpReadThread), s.showThread)
+	api.Post("/threads/:thread/confirm", s.auth(services.OpConfirm), s.confirmThread)
+	api.Get("/inbox", s.auth(services.OpInbox), s.inbox)
+	api.Get("/events", s.auth(services.OpGetEvents), s.events)
+	api.Get("/stream", s.auth(services.OpStream), s.stream)
+	api.Get("/claims", s.auth(services.OpListClaims), s.listClaims)
+	api.Get("/claims/:claim", s.auth(services.OpGetClaim), s.showClaim)
+	api.Get("/identities", s.auth(services.OpListIdentities), s.listIdentities)
+	api.Get("/search", s.auth(services.OpSearch), s.search)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.

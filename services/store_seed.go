@@ -102,7 +102,7 @@ func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
 	}
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		for _, t := range []string{"threads", "messages"} {
 			if err := tx.Exec("SELECT setval(pg_get_serial_sequence(?, 'id'), (SELECT MAX(id) FROM "+t+"))", t).Error; err != nil {
 				return fmt.Errorf("%s sequence: %w", t, err)
@@ -122,7 +122,7 @@ func reservePositions(tx *gorm.DB, n int) (int64, error) {
 	if err != nil || n == 1 {
 		return first, err
 	}
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		err = tx.Exec("SELECT set_config('parley.pos', ?, true)", fmt.Sprint(first%positionsPerTx+int64(n)-1)).Error
 	} else {
 		err = tx.Exec("UPDATE log_sequence SET value = value + ? WHERE id = 1", n-1).Error
@@ -138,7 +138,7 @@ func reservePositions(tx *gorm.DB, n int) (int64, error) {
 // models.sessionDefaults): loading a batch of 100,000 messages, with their
 // search index, takes longer than any request may.
 func bulkSession(tx *gorm.DB) error {
-	if models.Dialect(tx) != "postgres" {
+	if !models.IsPostgresDB(tx) {
 		return nil
 	}
 	return tx.Exec("SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0").Error

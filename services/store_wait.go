@@ -2,26 +2,12 @@ package services
 
 import (
 	"context"
-	"strconv"
 	"time"
 )
 
 // DefaultQueryTimeout bounds each database round of a waiting read, whose
 // request as a whole may last wait_max_seconds.
 const DefaultQueryTimeout = 5 * time.Second
-
-// parseWait reads the wait parameter of a waiting read (PARLEY.md §13):
-// whole seconds from 0 to wait_max_seconds; empty is 0.
-func (f *Forum) parseWait(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > f.limits.WaitMaxSeconds {
-		return 0, Refuse(InvalidBody, "wait must be a whole number of seconds from 0 to %d (wait_max_seconds)", f.limits.WaitMaxSeconds).On("wait")
-	}
-	return time.Duration(n) * time.Second, nil
-}
 
 // waiting runs read — one query of the database with the caller's cursor,
 // reporting whether it found anything — and, while it finds nothing, waits

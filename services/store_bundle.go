@@ -16,11 +16,11 @@ import (
 )
 
 // A bundle is a whole forum as JSON Lines, the same from either database
-// (export.go writes one, import.go reads one), so that a forum moves from
-// SQLite to PostgreSQL, or back, with nothing lost. Its first line is a
-// BundleHeader; every further line is one row: {"table": ..., "row":
-// {column: value, ...}}, table by table in the header's order, each table's
-// rows in the order of their id.
+// (store_bundle_export.go writes one, store_bundle_import.go reads one), so
+// that a forum moves from SQLite to PostgreSQL, or back, with nothing lost.
+// Its first line is a BundleHeader; every further line is one row:
+// {"table": ..., "row": {column: value, ...}}, table by table in the
+// header's order, each table's rows in the order of their id.
 //
 // Rows are copied column by column as the database lists them, never field
 // by field as Go knows them, so that a column added by a later migration
@@ -117,7 +117,7 @@ func checkCoverage(tables []string) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return fmt.Errorf("bundle: table %s is neither carried nor left out: add it to bundleTables or leftOut in services/bundle.go",
+		return fmt.Errorf("bundle: table %s is neither carried nor left out: add it to bundleTables or leftOut in services/store_bundle.go",
 			strings.Join(unknown, ", "))
 	}
 	return nil
@@ -173,7 +173,7 @@ func kindOf(dbType string) valueKind {
 // column).
 func columnsOf(tx *gorm.DB, table string) ([]column, error) {
 	var sql string
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		sql = `SELECT column_name, data_type FROM information_schema.columns
 			WHERE table_schema = current_schema() AND table_name = ? AND is_generated = 'NEVER'`
 	} else {

@@ -17,7 +17,7 @@ import (
 	"parley/models"
 )
 
-// Import loads a bundle (see bundle.go) into this database, which must be
+// Import loads a bundle (see store_bundle.go) into this database, which must be
 // migrated and empty, in one transaction: the whole forum or, on any error,
 // nothing. It reads the bundle as a stream, a batch of rows at a time.
 //
@@ -170,7 +170,7 @@ func importRows(tx *gorm.DB, dec *json.Decoder, t BundleTable, cols []column) er
 func insertRows(tx *gorm.DB, table string, cols []string, args []any) error {
 	var sql strings.Builder
 	sql.WriteString("INSERT INTO " + quoteIdent(table) + " (" + quoteIdents(cols) + ") VALUES ")
-	pg := models.Dialect(tx) == "postgres"
+	pg := models.IsPostgresDB(tx)
 	for i := range args {
 		switch {
 		case i%len(cols) == 0 && i > 0:
@@ -200,7 +200,7 @@ func insertRows(tx *gorm.DB, table string, cols []string, args []any) error {
 // only (checkForeignKeys makes them as they were before it commits), and
 // the others stay as they are, as their checks would queue up in memory.
 func deferForeignKeys(tx *gorm.DB) ([][2]string, error) {
-	if models.Dialect(tx) != "postgres" {
+	if !models.IsPostgresDB(tx) {
 		return nil, tx.Exec("PRAGMA defer_foreign_keys = ON").Error
 	}
 	rows, err := tx.Raw(`SELECT cl.relname, c.conname, rf.relname
@@ -233,7 +233,7 @@ func deferForeignKeys(tx *gorm.DB) ([][2]string, error) {
 // checkForeignKeys checks the deferred references now, and on PostgreSQL
 // makes their constraints as they were.
 func checkForeignKeys(tx *gorm.DB, deferred [][2]string) error {
-	if models.Dialect(tx) != "postgres" {
+	if !models.IsPostgresDB(tx) {
 		var broken int64
 		if err := tx.Raw("SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&broken).Error; err != nil {
 			return err
@@ -257,7 +257,7 @@ func checkForeignKeys(tx *gorm.DB, deferred [][2]string) error {
 // resetSequences sets each PostgreSQL sequence behind an id column to the
 // highest id imported, so that the next row takes the next id.
 func resetSequences(tx *gorm.DB) error {
-	if models.Dialect(tx) != "postgres" {
+	if !models.IsPostgresDB(tx) {
 		return nil
 	}
 	var serials []struct{ Table, Column string }
@@ -291,7 +291,7 @@ func raiseLog(tx *gorm.DB) error {
 	if err != nil {
 		return fmt.Errorf("highest log position: %w", err)
 	}
-	if models.Dialect(tx) != "postgres" {
+	if !models.IsPostgresDB(tx) {
 		return tx.Exec("UPDATE log_sequence SET value = MAX(value, ?) WHERE id = 1", highest).Error
 	}
 	var xid int64

@@ -2,9 +2,45 @@ package services
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 
 	"gorm.io/gorm"
+
+	"parley/models"
 )
+
+// lockThread locks a thread until the transaction ends and reads it. Every
+// writer of a thread takes this lock first, so the thread's writes are
+// serialized.
+//
+// On PostgreSQL the lock is a transaction-scoped advisory lock on the
+// thread's id, not a row lock: a row lock (FOR UPDATE) gives the waiting
+// transaction its id before it waits, so a transaction that waited would
+// carry an older id — and so older log positions (see positionsPerTx) —
+// than the one it waited for. With an advisory lock the transaction id
+// comes with the first write after the lock, and a thread's positions
+// follow the order its writers held it. A transaction that needs several
+// threads takes all their locks, in ascending id order, before writing.
+// On SQLite the whole database is already locked: transactions begin
+// immediate (see models.Open).
+func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
+	if models.IsPostgresDB(tx) {
+		// Keyed by the threads table's oid and the thread id, so that forums
+		// in other schemas of the same database never wait on each other.
+		if err := lockThreadPG(tx, id); err != nil {
+			return models.Thread{}, fmt.Errorf("lock thread: %w", err)
+		}
+	}
+	th, err := readThreadRow(tx, id)
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return th, threadNotFound(id)
+	}
+	if err != nil {
+		return th, fmt.Errorf("lock thread: %w", err)
+	}
+	return th, nil
+}
 
 // lockThreadPG takes a thread's advisory lock (see lockThread). When the
 // caller asked for it (wantEarlyPosition: a reply, at the last lock its

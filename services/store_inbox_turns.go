@@ -55,7 +55,7 @@ func turnFields(r *turnRow) []any {
 // horizon's.
 func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, horizon *int64) ([]turnRow, error) {
 	sql, args := inboxTurnsSQL(who, ext, since, limit)
-	if horizon != nil && models.Dialect(f.db) == "postgres" {
+	if horizon != nil && models.IsPostgresDB(f.db) {
 		rows, ok, err := f.horizonAndPagePgx(ctx, sql, args, limit, horizon)
 		if ok || err != nil {
 			return rows, err
@@ -128,39 +128,6 @@ func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []an
 	sql := "WITH page AS (" + page + ") SELECT page.*, " + turnColumns +
 		" FROM page JOIN messages turn ON turn.id = page.turn_message_id ORDER BY page.turn_seq"
 	return sql, append(append(mineArgs, anyArgs...), limit)
-}
-
-// ExplainInbox shows how the database reads the first page of an inbox
-// (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
-// BUFFERS when analyze is set), SQLite's query plan. For operators,
-// benchmarks and the test that keeps the plan index-ordered.
-func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
-	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
-	explain, col := "EXPLAIN QUERY PLAN ", 3
-	if models.Dialect(f.db) == "postgres" {
-		explain, col = "EXPLAIN ", 0
-		if analyze {
-			explain = "EXPLAIN (ANALYZE, BUFFERS) "
-		}
-	}
-	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
-	if err != nil {
-		return "", fmt.Errorf("explain inbox: %w", err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		for i := range vals {
-			vals[i] = new(any)
-		}
-		if err := rows.Scan(vals...); err != nil {
-			return "", fmt.Errorf("explain inbox: %w", err)
-		}
-		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
-	}
-	return strings.Join(lines, "\n"), rows.Err()
 }
 
 // terminalList is terminalStates as an SQL list of literals.

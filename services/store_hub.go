@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"gorm.io/gorm"
 )
@@ -16,7 +15,7 @@ import (
 // nothing is lost if a signal is: a waiter that misses one finds the news
 // on its next read, and waits are bounded (wait_max_seconds, the stream's
 // periodic re-read). Across processes, PostgreSQL's LISTEN/NOTIFY carries
-// the signal (see feed.go); on SQLite, which serves one process, writes
+// the signal (see store_notify.go); on SQLite, which serves one process, writes
 // signal the hub directly.
 type hub struct {
 	mu    sync.Mutex
@@ -28,7 +27,7 @@ type hub struct {
 
 // The audiences an advance names besides identities.
 const (
-	audienceAnyone     = "*"           // a turn any identity may take, or unknown news
+	audienceAnyone     = Anyone        // a turn any identity may take, or unknown news
 	audienceModerators = "@moderators" // an escalation: humans and lock holders
 )
 
@@ -159,39 +158,6 @@ func (s *sink) audienceOrNone() []string {
 type notice struct {
 	pos      int64
 	audience []string
-}
-
-// Changes tells a signed-in page that the forum changed (PARLEY.md §13:
-// the web UI updates from the stream instead of polling): send gets the
-// highest announced log position each time it rises, and 0 every
-// streamHeartbeat as a heartbeat. It reads nothing from the database; the
-// page asks for what it shows, with its version. It returns when send
-// fails or ctx ends.
-func (f *Forum) Changes(ctx context.Context, who Caller, send func(pos int64) error) error {
-	if err := need(who, RightRead); err != nil {
-		return err
-	}
-	beat := time.NewTicker(streamHeartbeat)
-	defer beat.Stop()
-	last := f.hub.position()
-	for {
-		signal := f.hub.wait()
-		if pos := f.hub.position(); pos > last {
-			last = pos
-			if err := send(pos); err != nil {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-signal:
-		case <-beat.C:
-			if err := send(0); err != nil {
-				return nil
-			}
-		}
-	}
 }
 
 // position is the highest log position announced so far.

@@ -15,7 +15,7 @@ import (
 	"parley/models"
 )
 
-// Export writes the whole forum to w as a bundle (see bundle.go), from one
+// Export writes the whole forum to w as a bundle (see store_bundle.go), from one
 // consistent snapshot, streaming: memory stays constant however large the
 // forum. It refuses a schema with a table the bundle neither carries nor
 // leaves out. Writers are not held up: on PostgreSQL the snapshot is a
@@ -53,7 +53,7 @@ func (f *Forum) Export(ctx context.Context, w io.Writer) (BundleHeader, error) {
 // database throughout.
 func (f *Forum) readSnapshot(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	db := f.db.WithContext(ctx)
-	if models.Dialect(db) == "postgres" {
+	if models.IsPostgresDB(db) {
 		return db.Transaction(func(tx *gorm.DB) error {
 			if err := bulkSession(tx); err != nil {
 				return err

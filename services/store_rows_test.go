@@ -35,7 +35,7 @@ func TestTreeColumnsAreEveryColumn(t *testing.T) {
 }
 
 // TestThreadColumnsAreEveryColumn: the hand-written scan and update of a
-// thread's row (rows_by_hand.go) name every column of threads, on both
+// thread's row (store_rows.go) name every column of threads, on both
 // databases, in the model's order.
 func TestThreadColumnsAreEveryColumn(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {

@@ -50,7 +50,7 @@ func numbered(sql string) string {
 func (s fixedSQL) on(tx *gorm.DB, args ...any) *gorm.DB {
 	q := tx.Raw("") // a statement of its own in tx's session
 	text := s.sqlite
-	if models.Dialect(tx) == "postgres" {
+	if models.IsPostgresDB(tx) {
 		text = s.postgres
 	}
 	q.Statement.SQL.WriteString(text)

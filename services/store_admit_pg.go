@@ -18,7 +18,7 @@ import (
 // lets the request's read skip the due-escalation probe (see dueProbe).
 // The hash is compared again, in constant time, on the row the statement
 // answers; the rate limits are refused exactly as count refuses them.
-func (f *Forum) admitPG(ctx context.Context, token, operation string) (Caller, error) {
+func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Caller, error) {
 	public, sum, err := splitToken(token)
 	if err != nil {
 		return Caller{}, err

@@ -98,7 +98,7 @@ func TestPostRoundTrips(t *testing.T) {
 		// SQLite takes no lock (its writer is alone) but counts its log
 		// positions in a row of their own.
 		wantPost, wantRead, wantInbox := 7, 5, 4
-		if models.Dialect(w.db) == "postgres" {
+		if models.IsPostgresDB(w.db) {
 			// Admission in one statement; the thread's row and its tree go
 			// to pgx itself in one batch (threadWithMessagesPgx), unseen by
 			// GORM: a read is two round trips.

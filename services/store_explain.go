@@ -1,0 +1,94 @@
+package services
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// ExplainInbox shows how the database reads the first page of an inbox
+// (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
+// BUFFERS when analyze is set), SQLite's query plan. For operators,
+// benchmarks and the test that keeps the plan index-ordered.
+func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
+	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
+	explain, col := "EXPLAIN QUERY PLAN ", 3
+	if models.IsPostgresDB(f.db) {
+		explain, col = "EXPLAIN ", 0
+		if analyze {
+			explain = "EXPLAIN (ANALYZE, BUFFERS) "
+		}
+	}
+	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
+	if err != nil {
+		return "", fmt.Errorf("explain inbox: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return "", fmt.Errorf("explain inbox: %w", err)
+		}
+		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
+	}
+	return strings.Join(lines, "\n"), rows.Err()
+}
+
+// ExplainSearch shows how the database carries out a search: PostgreSQL's
+// EXPLAIN (with ANALYZE and BUFFERS when analyze is set) of the search
+// statement, SQLite's query plan of its candidate query. For operators and
+// benchmarks; it checks no right.
+func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) (string, error) {
+	req, err := f.searchRequest(ctx, q)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	scan := func(tx *gorm.DB, sql string, args []any, col int) error {
+		rows, err := tx.Raw(sql, args...).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			for i := range vals {
+				vals[i] = new(any)
+			}
+			if err := rows.Scan(vals...); err != nil {
+				return err
+			}
+			lines = append(lines, fmt.Sprint(*vals[col].(*any)))
+		}
+		return rows.Err()
+	}
+	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if !models.IsPostgresDB(tx) {
+			sql, args := sqliteSearchSQL(req, f.limits.SearchCandidates)
+			return scan(tx, "EXPLAIN QUERY PLAN "+sql, args, 3)
+		}
+		if err := customPlan(tx); err != nil {
+			return err
+		}
+		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates)
+		explain := "EXPLAIN "
+		if analyze {
+			explain = "EXPLAIN (ANALYZE, BUFFERS) "
+		}
+		return scan(tx, explain+sql, args, 0)
+	})
+	if err != nil {
+		return "", fmt.Errorf("explain search: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
+}

@@ -1,0 +1,137 @@
+package services
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// pgPunctuation is what the search index reads as spaces (see
+// migrations/postgres/0006_search.sql); highlighting reads the body the
+// same way, so that it finds the words the index found.
+const pgPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+// headlineOptions ask ts_headline for the whole body with every match
+// marked.
+const headlineOptions = "HighlightAll=true, StartSel=\x02, StopSel=\x03"
+
+// postgresSearchSQL is the search on PostgreSQL, in one statement: the
+// newest candidates from the GIN index (or, for a word in most messages,
+// from the primary key backwards — the planner knows which from the index's
+// statistics), ranked, paged after the cursor, and only the page's bodies
+// highlighted.
+func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
+	tsq, tsqArgs := pgTSQuery(req.terms)
+	join, where, filterArgs := req.filter.sql()
+	var args []any
+	headline := func(config string) string {
+		args = append(append(append(args, pgPunctuation, strings.Repeat(" ", len(pgPunctuation))), tsqArgs...), headlineOptions)
+		return "ts_headline('" + config + "', translate(b.body, ?, ?), " + tsq + ", ?)"
+	}
+	sql := "SELECT p.id, p.score, " + headline("simple") + ", " + headline("english") + " FROM (\n"
+	args = append(args, tsqArgs...)
+	sql += "  SELECT r.id, r.score FROM (\n    SELECT c.id, ts_rank(c.search, " + tsq + ") AS score FROM (\n"
+	args = append(append(args, tsqArgs...), filterArgs...)
+	sql += "      SELECT m.id, m.search FROM messages m" + join + "\n      WHERE m.search @@ " + tsq + where + "\n"
+	args = append(args, candidates)
+	sql += "      ORDER BY m.id DESC LIMIT ?) c) r\n"
+	if req.after != nil {
+		score := float32(req.after.score) // ts_rank is a real: compare as one
+		sql += "  WHERE r.score < ? OR (r.score = ? AND r.id < ?)\n"
+		args = append(args, score, score, req.after.id)
+	}
+	args = append(args, req.limit+1)
+	sql += "  ORDER BY r.score DESC, r.id DESC LIMIT ?) p JOIN messages b ON b.id = p.id\nORDER BY p.score DESC, p.id DESC"
+	return sql, args
+}
+
+func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found, error) {
+	var out []found
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := customPlan(tx); err != nil {
+			return err
+		}
+		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates)
+		rows, err := tx.Raw(sql, args...).Rows()
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var hit found
+			var score float32
+			var simple, english string
+			if err := rows.Scan(&hit.id, &score, &simple, &english); err != nil {
+				return err
+			}
+			hit.score, hit.highlights = float64(score), []string{simple, english}
+			out = append(out, hit)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// customPlan has PostgreSQL plan the transaction's statements for their
+// own arguments: a cached generic plan cannot tell a word found in every
+// message from a word found in ten, and would read one of them the slow
+// way.
+//
+// And without parallel workers: a search is a short query among many, and
+// a parallel scan of the primary key looks cheap enough to the planner to
+// be preferred over the index for a rare word. A filter on the thread's
+// state looks each candidate's thread up by its key (a nested loop): a
+// hash join would read every thread to find the states of a few.
+func customPlan(tx *gorm.DB) error {
+	return tx.Exec(`SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL max_parallel_workers_per_gather = 0;
+		SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`).Error
+}
+
+// sqliteSearchSQL selects the newest candidates from the FTS5 index with
+// their title and body highlighted; they are ranked in Go (see Search).
+func sqliteSearchSQL(req searchRequest, candidates int) (string, []any) {
+	join, where, filterArgs := req.filter.sql()
+	sql := `SELECT m.id, highlight(messages_search, 0, char(2), char(3)), highlight(messages_search, 1, char(2), char(3))
+		FROM messages_search JOIN messages m ON m.id = messages_search.rowid` + join + `
+		WHERE messages_search MATCH ?` + where + `
+		ORDER BY messages_search.rowid DESC LIMIT ?`
+	return sql, append(append([]any{ftsMatch(req.terms)}, filterArgs...), candidates)
+}
+
+func (f *Forum) searchSQLite(ctx context.Context, req searchRequest) ([]found, error) {
+	sql, args := sqliteSearchSQL(req, f.limits.SearchCandidates)
+	rows, err := f.db.WithContext(ctx).Raw(sql, args...).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var all []found
+	for rows.Next() {
+		var hit found
+		var title, body string
+		if err := rows.Scan(&hit.id, &title, &body); err != nil {
+			return nil, err
+		}
+		hit.score = float64(strings.Count(title, string(dbMarkOpen))) + 0.1*float64(strings.Count(body, string(dbMarkOpen)))
+		hit.highlights = []string{body}
+		all = append(all, hit)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		return searchCursor{all[i].score, all[i].id}.before(searchCursor{all[j].score, all[j].id})
+	})
+	var out []found
+	for _, hit := range all {
+		if req.after != nil && !req.after.before(searchCursor{hit.score, hit.id}) {
+			continue
+		}
+		if out = append(out, hit); len(out) > req.limit {
+			break
+		}
+	}
+	return out, nil
+}
