@@ -162,7 +162,7 @@ func (w *world) viaHTTP(t *testing.T, s step) (bool, map[string]any) {
 	t.Helper()
 	var op services.Operation
 	for _, o := range services.Operations {
-		if o.Name == s.op {
+		if string(o.Name) == s.op {
 			op = o
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // the JSON body merged into one object (PARLEY.md §2.1). post's is the
 // envelope itself.
 func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
-	if services.OpName(op.Name) == services.OpPost {
+	if op.Name == services.OpPost {
 		return mustJSON(forum.EnvelopeSchema())
 	}
 	s := &jsonschema.Schema{Type: "object", Properties: jsonschema.NewProperties(), AdditionalProperties: jsonschema.FalseSchema}

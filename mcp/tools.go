@@ -82,7 +82,7 @@ func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 // describe builds a tool's definition: schemas and hints from the
 // operation table.
 func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
-	readOnly, name := op.Method == "GET", services.OpName(op.Name)
+	readOnly, name := op.Method == "GET", op.Name
 	tool := mcpgo.NewToolWithRawSchema(op.MCPTool, op.Description+" "+guidance[name]+" "+rightNeeded(op), inputSchema(forum, op))
 	tool.Title = op.Title
 	for _, opt := range []mcpgo.ToolOption{
@@ -108,7 +108,7 @@ func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcp
 }
 
 func call(ctx context.Context, forum *services.Forum, op services.Operation, req mcpgo.CallToolRequest) (any, error) {
-	name := services.OpName(op.Name)
+	name := op.Name
 	if name == services.OpGetManifest {
 		return forum.Manifest(ctx), nil
 	}
@@ -173,7 +173,7 @@ func arguments(op services.Operation, raw []byte) (map[string]string, error) {
 	for _, p := range op.Params {
 		types[p.Name] = p.Type
 	}
-	if services.OpName(op.Name) == services.OpConfirm {
+	if op.Name == services.OpConfirm {
 		types["state"] = "" // the body's field; Confirm reads it from raw
 	}
 	names := slices.Sorted(maps.Keys(obj))

@@ -9,11 +9,8 @@ import (
 // binding serves it. The OpenAPI document and the MCP tools are built from
 // this table, and tests check the routes against it, so the manifest cannot
 // drift from what is served.
-//
-// Name is a plain string (an OpName's text) while cmd/parley compares it
-// with strings; the table writes it from the OpName constants.
 type Operation struct {
-	Name        string `json:"name"`
+	Name        OpName `json:"name"`
 	MCPTool     string `json:"mcp_tool"`
 	HTTP        string `json:"http"`
 	Right       Need   `json:"right"`
@@ -102,57 +99,57 @@ var (
 // get_claim and list_claims included, and this instance's list_identities.
 // The guard profile adds none.
 var Operations = []Operation{
-	{Name: string(OpGetManifest), MCPTool: string(OpGetManifest), HTTP: "GET /api/v1/manifest", Right: NeedNothing, Title: "Get the manifest",
+	{Name: OpGetManifest, MCPTool: string(OpGetManifest), HTTP: "GET /api/v1/manifest", Right: NeedNothing, Title: "Get the manifest",
 		Description: "Read the manifest: version, limits, acts, states, rights, refusal reasons, profiles and operations.",
 		Method:      "GET", Path: "/api/v1/manifest", Response: Manifest{}, Status: 200},
-	{Name: string(OpWhoami), MCPTool: string(OpWhoami), HTTP: "GET /api/v1/me?extension=", Right: NeedRead, Title: "Who am I",
+	{Name: OpWhoami, MCPTool: string(OpWhoami), HTTP: "GET /api/v1/me?extension=", Right: NeedRead, Title: "Who am I",
 		Description: "Your identity, author kind, rights, label and badge, how many threads await your reply, and the manifest's version and digest.",
 		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200, Params: []Param{extParam}},
-	{Name: string(OpPost), MCPTool: string(OpPost), HTTP: "POST /api/v1/messages", Right: NeedWrite, Title: "Post a message",
+	{Name: OpPost, MCPTool: string(OpPost), HTTP: "POST /api/v1/messages", Right: NeedWrite, Title: "Post a message",
 		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim.",
 		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201},
-	{Name: string(OpReadThread), MCPTool: string(OpReadThread), HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: NeedRead, Title: "Read a thread",
+	{Name: OpReadThread, MCPTool: string(OpReadThread), HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: NeedRead, Title: "Read a thread",
 		Description: "Read a thread: its state, awaiting and its messages nested by parent, or only a part of them.",
 		Method:      "GET", Path: "/api/v1/threads/{thread}", Response: ThreadView{}, Status: 200, Params: []Param{threadParam,
 			{"since", "query", "A cursor from an earlier read_thread of this thread: only messages posted after it.", ""},
 			{"limit", "query", "At most this many messages, oldest first: 1 to page_max (default: all).", "integer"},
 			{"branch", "query", `A message, "msg_N" or N: only the path from the root down to it and every reply below it.`, ""},
 			{"depth", "query", "Only levels 1 (the root) to depth: 1 to thread_max_depth.", "integer"}}},
-	{Name: string(OpListThreads), MCPTool: string(OpListThreads), HTTP: "GET /api/v1/threads?state=&confirmed=&cursor=&limit=", Right: NeedRead, Title: "List threads",
+	{Name: OpListThreads, MCPTool: string(OpListThreads), HTTP: "GET /api/v1/threads?state=&confirmed=&cursor=&limit=", Right: NeedRead, Title: "List threads",
 		Description: "List threads, most recent activity first: all, those in one state, or those with (confirmed false) or without a pending proposal.",
 		Method:      "GET", Path: "/api/v1/threads", Response: ThreadPage{}, Status: 200, Params: []Param{
 			{"state", "query", "Only threads in this state.", ""},
 			{"confirmed", "query", "false: only threads with a proposal waiting for confirmation; true: only threads without one.", "boolean"},
 			cursorParam, limitParam}},
-	{Name: string(OpInbox), MCPTool: string(OpInbox), HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: NeedRead, Title: "Inbox",
+	{Name: OpInbox, MCPTool: string(OpInbox), HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=", Right: NeedRead, Title: "Inbox",
 		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open; for humans and lock holders also the threads whose ask passed its reply_by unanswered (guard profile).",
 		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{extParam,
 			{"since", "query", "A cursor from an earlier inbox: only what is new since.", ""}, limitParam, waitParam}},
-	{Name: string(OpGetEvents), MCPTool: string(OpGetEvents), HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: NeedRead, Title: "Get events",
+	{Name: OpGetEvents, MCPTool: string(OpGetEvents), HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: NeedRead, Title: "Get events",
 		Description: "Events in order of occurrence (state changes, confirmations, withdrawals, claim status changes and escalations of asks past their reply_by), of one thread or all.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's events, "th_N" or N.`, ""},
 			{"since", "query", "A cursor from an earlier call: only newer events.", ""}, limitParam, waitParam}},
-	{Name: string(OpStream), MCPTool: "", HTTP: "GET /api/v1/stream?since=", Right: NeedRead, Title: "Stream",
+	{Name: OpStream, MCPTool: "", HTTP: "GET /api/v1/stream?since=", Right: NeedRead, Title: "Stream",
 		Description: "Server-Sent Events (profile feed): parley.event for every event and parley.inbox for every turn that opens for you, each with its cursor as id; resume with Last-Event-ID or since. HTTP only.",
 		Method:      "GET", Path: "/api/v1/stream", Status: 200, Params: []Param{
 			{"since", "query", "A cursor (an event id of this stream, or an inbox or events cursor): only what came after it.", ""}}},
-	{Name: string(OpConfirm), MCPTool: string(OpConfirm), HTTP: "POST /api/v1/threads/{thread}/confirm", Right: NeedLockOrHuman, Title: "Confirm a proposal",
+	{Name: OpConfirm, MCPTool: string(OpConfirm), HTTP: "POST /api/v1/threads/{thread}/confirm", Right: NeedLockOrHuman, Title: "Confirm a proposal",
 		Description: "Confirm the thread's pending proposal, naming its state; confirming the state a thread is already confirmed at changes nothing.",
 		Method:      "POST", Path: "/api/v1/threads/{thread}/confirm", Params: []Param{threadParam}, Body: ConfirmInput{}, Response: Confirmed{}, Status: 200},
-	{Name: string(OpGetClaim), MCPTool: string(OpGetClaim), HTTP: "GET /api/v1/claims/{claim}", Right: NeedRead, Title: "Get a claim",
+	{Name: OpGetClaim, MCPTool: string(OpGetClaim), HTTP: "GET /api/v1/claims/{claim}", Right: NeedRead, Title: "Get a claim",
 		Description: "Dialectic profile: read a claim with its status, evidence, attestations, refutations, who verified it, and what it supersedes or superseded it.",
 		Method:      "GET", Path: "/api/v1/claims/{claim}", Params: []Param{claimParam}, Response: ClaimView{}, Status: 200},
-	{Name: string(OpListClaims), MCPTool: string(OpListClaims), HTTP: "GET /api/v1/claims?thread=&status=&cursor=&limit=", Right: NeedRead, Title: "List claims",
+	{Name: OpListClaims, MCPTool: string(OpListClaims), HTTP: "GET /api/v1/claims?thread=&status=&cursor=&limit=", Right: NeedRead, Title: "List claims",
 		Description: "Dialectic profile: list claims, most recently asserted first, of one thread or all, optionally in one status (expired included).",
 		Method:      "GET", Path: "/api/v1/claims", Response: ClaimPage{}, Status: 200, Params: []Param{
 			{"thread", "query", `Only this thread's claims, "th_N" or N.`, ""},
 			{"status", "query", "Only claims that read with this status now.", ""},
 			cursorParam, limitParam}},
-	{Name: string(OpListIdentities), MCPTool: string(OpListIdentities), HTTP: "GET /api/v1/identities?cursor=&limit=", Right: NeedRead, Title: "List identities",
+	{Name: OpListIdentities, MCPTool: string(OpListIdentities), HTTP: "GET /api/v1/identities?cursor=&limit=", Right: NeedRead, Title: "List identities",
 		Description: "The directory: every identity that can act here (agents holding a valid token, and humans), alphabetically, with author kind, label, badge and last activity.",
 		Method:      "GET", Path: "/api/v1/identities", Response: IdentityPage{}, Status: 200, Params: []Param{cursorParam, limitParam}},
-	{Name: string(OpSearch), MCPTool: string(OpSearch), HTTP: "GET /api/v1/search?q=&thread=&kind=&author=&state=&cursor=&limit=", Right: NeedRead, Title: "Search",
+	{Name: OpSearch, MCPTool: string(OpSearch), HTTP: "GET /api/v1/search?q=&thread=&kind=&author=&state=&cursor=&limit=", Right: NeedRead, Title: "Search",
 		Description: "Search messages: every word and \"quoted phrase\" of q must be in a message's body, or in its thread's title for the root message. " +
 			"A word matches as written or by its stem (running finds runs); punctuation splits words (linkd.conf is linkd then conf). " +
 			"Best match first (a title word weighs more than a body word; ties newest first), among the newest search_candidates matches; filter by thread, kind, author or the thread's state. " +

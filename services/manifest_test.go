@@ -82,7 +82,7 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 	}
 	ops := map[string]services.Operation{}
 	for _, op := range m.Operations {
-		ops[op.Name] = op
+		ops[string(op.Name)] = op
 		httpOnly := op.Name == "stream" // §2.1: the stream has no MCP tool
 		if op.MCPTool == "" && !httpOnly || op.HTTP == "" || op.Right == "" || op.Description == "" || op.Title == "" {
 			t.Errorf("operation %+v incomplete", op)
@@ -183,7 +183,7 @@ func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 		t.Errorf("profile limits %v, want %v", p.Limits, want)
 	}
 	for _, name := range p.Operations {
-		if !slices.ContainsFunc(m.Operations, func(op services.Operation) bool { return op.Name == string(name) }) {
+		if !slices.ContainsFunc(m.Operations, func(op services.Operation) bool { return op.Name == name }) {
 			t.Errorf("profile operation %s is not in operations", name)
 		}
 	}
@@ -212,7 +212,7 @@ func TestManifestAdvertisesTheFeedProfile(t *testing.T) {
 	for _, name := range feed.Operations {
 		found := false
 		for _, op := range m.Operations {
-			if op.Name != string(name) {
+			if op.Name != name {
 				continue
 			}
 			found = true

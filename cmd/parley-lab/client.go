@@ -192,7 +192,7 @@ func (a *agentClient) callTool(ctx context.Context, op string, args map[string]a
 // operation finds an operation of the manifest by name.
 func operation(name string) (services.Operation, bool) {
 	for _, o := range services.Operations {
-		if o.Name == name {
+		if string(o.Name) == name {
 			return o, true
 		}
 	}

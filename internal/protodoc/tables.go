@@ -86,7 +86,7 @@ func operations(ops []services.Operation) string {
 		if op.MCPTool != "" {
 			tool = code(op.MCPTool)
 		}
-		t.row(code(op.Name), tool, code(op.HTTP), text(op.Right), text(op.Description))
+		t.row(code(string(op.Name)), tool, code(op.HTTP), text(string(op.Right)), text(op.Description))
 	}
 	return t.String()
 }
@@ -98,7 +98,7 @@ func responses(ops []services.Operation) string {
 		if op.Response != nil {
 			body = keys(reflect.TypeOf(op.Response))
 		}
-		t.row(code(op.Name), strconv.Itoa(op.Status), body)
+		t.row(code(string(op.Name)), strconv.Itoa(op.Status), body)
 	}
 	return t.String()
 }
