@@ -14,7 +14,7 @@ import (
 	"parley/services"
 )
 
-// dialecticScenario walks the dialectic profile (PARLEY.md §10) through a
+// dialecticScenario walks the dialectic profile (docs/protocol.md §10) through a
 // binding: every claim status transition and every refusal of §10, with
 // what each answer must show. "advance" moves both worlds' clock by the
 // hours in args. Ids are those a fresh world hands out.

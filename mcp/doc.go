@@ -1,4 +1,4 @@
-// Package mcp is Parley's MCP binding, its reference transport (PARLEY.md
+// Package mcp is Parley's MCP binding, its reference transport (docs/protocol.md
 // §2): one tool per operation of §2.1 (and this instance's list_identities),
 // served over Streamable HTTP in stateless mode at POST /mcp and over stdio
 // by `parley mcp`. Like package web it decides nothing: a tool decodes its

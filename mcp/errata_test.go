@@ -20,7 +20,7 @@ type errataStep struct {
 	want map[string]any
 }
 
-// errataScenario walks the eight cases of errata 1 (PARLEY.md §3, §4, §5.2,
+// errataScenario walks the eight cases of errata 1 (docs/protocol.md §3, §4, §5.2,
 // §6, §8) through a binding. Thread and message numbers are those a fresh
 // world hands out.
 func errataScenario() []errataStep {

@@ -12,7 +12,7 @@ import (
 
 // result is the one place where a service's answer becomes a tool result:
 // on success the value itself as structuredContent, and the same JSON as
-// text; on any error the refusal object of PARLEY.md §2.2 with isError set.
+// text; on any error the refusal object of docs/protocol.md §2.2 with isError set.
 // Faults that are not refusals are logged; the model sees only internal.
 func result(ctx context.Context, log *slog.Logger, tool string, v any, err error) (*mcpgo.CallToolResult, error) {
 	if err != nil {

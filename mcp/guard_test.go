@@ -13,7 +13,7 @@ import (
 	"parley/services"
 )
 
-// guardScenario walks the guard profile (PARLEY.md §14) through a binding,
+// guardScenario walks the guard profile (docs/protocol.md §14) through a binding,
 // with guard_chain_max 3 and guard_thread_run_max 6: a reply_by deadline
 // that escalates, duplicate bodies, a runaway chain and a paused thread
 // that a human resumes. "advance" moves the clock by args["minutes"].

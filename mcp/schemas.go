@@ -11,7 +11,7 @@ import (
 )
 
 // inputSchema is a tool's arguments: the HTTP path and query parameters and
-// the JSON body merged into one object (PARLEY.md §2.1). post's is the
+// the JSON body merged into one object (docs/protocol.md §2.1). post's is the
 // envelope itself.
 func inputSchema(forum *services.Forum, op services.Operation) json.RawMessage {
 	if op.Name == services.OpPost {

@@ -68,7 +68,7 @@ func rightNeeded(op services.Operation) string {
 	return "Needs the right " + string(op.Right) + "."
 }
 
-// Tools is the registry of Parley's tools, one per operation of PARLEY.md
+// Tools is the registry of Parley's tools, one per operation of docs/protocol.md
 // §2.1, in the manifest's order. The server, the tests and the schema
 // snapshots all use it.
 func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {

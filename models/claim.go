@@ -2,7 +2,7 @@ package models
 
 import "time"
 
-// Claim is a statement asserted under the dialectic profile (PARLEY.md
+// Claim is a statement asserted under the dialectic profile (docs/protocol.md
 // §10). Status is the one its acts left it in: unverified, supported,
 // verified, refuted or superseded; "expired" is read from ValidUntil, never
 // stored.

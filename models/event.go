@@ -6,7 +6,7 @@ import "time"
 // claim status changes. Only ConfirmedAt is ever updated, when the proposal
 // the event recorded is confirmed. A "claim" event holds claim statuses in
 // FromState and ToState; an "escalate" event records that an ask's
-// reply_by passed while its turn was open (PARLEY.md §14).
+// reply_by passed while its turn was open (docs/protocol.md §14).
 type Event struct {
 	ID             int64 `gorm:"primaryKey"`
 	Seq            int64 // position in the log, in commit order

@@ -23,7 +23,7 @@ type Message struct {
 	State            string // the state a mark names, else ""
 	ClaimID          *int64 // the claim a profile act concerns (an assert's own)
 
-	// The guard profile (PARLEY.md §14). BodyHash is the SHA-256 of the
+	// The guard profile (docs/protocol.md §14). BodyHash is the SHA-256 of the
 	// body case-folded and whitespace-collapsed; ChainLen counts the
 	// unmarked model messages ending here, this one included (0 for a
 	// human's or a lock holder's message or one carrying a mark); ReplyBy

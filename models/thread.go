@@ -15,7 +15,7 @@ type Thread struct {
 	StateLabel       string
 	StateEventID     int64 // the event that set the current state
 
-	// The state of record (PARLEY.md §5.2): the last confirmed state, which
+	// The state of record (docs/protocol.md §5.2): the last confirmed state, which
 	// a pending proposal (State with StateConfirmedAt nil) sits on top of.
 	// With no proposal pending the State columns equal these. Record*
 	// copy the state event that set it, so withdrawing a proposal restores
@@ -39,7 +39,7 @@ type Thread struct {
 	// list_threads pages by it, newest first.
 	ActivitySeq int64
 
-	// The guard profile (PARLEY.md §14). ModelRun counts consecutive model
+	// The guard profile (docs/protocol.md §14). ModelRun counts consecutive model
 	// messages since a human or a lock holder last acted; ReplyBy is the
 	// open turn's deadline (its ask's reply_by, nil when it has none) and
 	// EscalatedAt when that turn escalated.

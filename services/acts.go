@@ -2,7 +2,7 @@ package services
 
 import "slices"
 
-// Kind is a speech act: what a message does (PARLEY.md §4).
+// Kind is a speech act: what a message does (docs/protocol.md §4).
 type Kind string
 
 // The nine acts of the core.
@@ -18,7 +18,7 @@ const (
 	Reopen  Kind = "reopen"
 )
 
-// The dialectic profile's acts (PARLEY.md §10). They are not core acts:
+// The dialectic profile's acts (docs/protocol.md §10). They are not core acts:
 // the manifest lists them under the profile.
 const (
 	Assert Kind = "assert"
@@ -35,7 +35,7 @@ type ActInfo struct {
 	Mark        string `json:"mark"`
 }
 
-// Acts is the table of the nine acts, in the order of PARLEY.md §4 (errata
+// Acts is the table of the nine acts, in the order of docs/protocol.md §4 (errata
 // 1). Its texts are all a model reading the manifest learns of the acts, so
 // they state every rule that decides who is awaited and what is marked.
 var Acts = []ActInfo{
@@ -65,7 +65,7 @@ var Acts = []ActInfo{
 const noSelfAwaiting = "A message never awaits its own author: where a rule would name the author's own (identity, extension), it awaits anyone (\"*\") instead."
 
 // ProfileActs is the table of the dialectic profile's acts, in the order
-// of PARLEY.md §10. None carries a mark: they are messages without a mark
+// of docs/protocol.md §10. None carries a mark: they are messages without a mark
 // (§5), accepted unless the state of record is closed or a side state.
 var ProfileActs = []ActInfo{
 	{Assert, "State a claim (body, the statement) with optional `evidence`, `supersedes` (claims it replaces: yours, or as a lock holder or human anyone's) and `valid_until`. It creates claim cl_N, unverified. Without `thread` it opens a new thread whose root it is.",
@@ -91,9 +91,9 @@ func profileAct(k Kind) bool { return k == Assert || claimAct(k) }
 func claimAct(k Kind) bool { return k == Attest || k == Refute || k == Verify }
 
 // carriesTurn reports whether an act carries the thread's turn forward
-// instead of opening one (PARLEY.md §4 note, §10 attest and verify).
+// instead of opening one (docs/protocol.md §4 note, §10 attest and verify).
 func carriesTurn(k Kind) bool { return k == Note || k == Attest || k == Verify }
 
 // authorityAct reports whether an act needs authority over the thread and
-// is exempt from self_reply (PARLEY.md §6, §7).
+// is exempt from self_reply (docs/protocol.md §6, §7).
 func authorityAct(k Kind) bool { return k == Decide || k == Mark || k == Reopen }

@@ -3,7 +3,7 @@ package services
 import "parley/models"
 
 // admits refuses a message the thread's state of record does not accept
-// (PARLEY.md §5, §5.2 rule 1): a confirmed closed thread takes only reopen;
+// (docs/protocol.md §5, §5.2 rule 1): a confirmed closed thread takes only reopen;
 // a confirmed side state takes only reopen and a human's re-mark. A pending
 // proposal neither locks nor ends the thread, and a pending reopen unlocks
 // nothing.
@@ -28,7 +28,7 @@ func admits(th models.Thread, who Caller, env Envelope) error {
 	return nil
 }
 
-// authorize checks authority for the acts that need it (PARLEY.md §6):
+// authorize checks authority for the acts that need it (docs/protocol.md §6):
 // the creator, a lock holder or a human. Reopening a side state, confirmed
 // or proposed, needs moderation (§5.2 rule 5): a model leaves its own
 // proposed side state by marking the state of record instead.
@@ -48,7 +48,7 @@ func authorize(th models.Thread, who Caller, kind Kind) error {
 	return nil
 }
 
-// checkVerifier: verify needs the right verify, or a human (PARLEY.md §6).
+// checkVerifier: verify needs the right verify, or a human (docs/protocol.md §6).
 func checkVerifier(who Caller, kind Kind) error {
 	if kind != Verify || who.Human() || who.Has(RightVerify) {
 		return nil
@@ -57,7 +57,7 @@ func checkVerifier(who Caller, kind Kind) error {
 }
 
 // checkSelfReply applies loop protection per (identity, extension)
-// (PARLEY.md §7). Authority acts and humans are exempt, and for attest,
+// (docs/protocol.md §7). Authority acts and humans are exempt, and for attest,
 // refute and verify self_attest (per identity) takes its place (§10).
 func checkSelfReply(parent models.Message, who Caller, env Envelope) error {
 	if authorityAct(env.Kind) || claimAct(env.Kind) || who.Human() {
@@ -70,7 +70,7 @@ func checkSelfReply(parent models.Message, who Caller, env Envelope) error {
 	return nil
 }
 
-// checkLimits applies the per-thread limits (PARLEY.md §9).
+// checkLimits applies the per-thread limits (docs/protocol.md §9).
 func (f *Forum) checkLimits(th models.Thread, parent models.Message) error {
 	if th.MessageCount >= f.limits.ThreadMaxMessages {
 		return Refuse(LimitExceeded, "thread %s holds %d messages, the most a thread may hold", ThreadKey(th.ID), th.MessageCount).On("thread")

@@ -13,7 +13,7 @@ import (
 // callerKinds are the columns of the authority table: who acts.
 var callerKinds = []string{"creator", "other", "lock", "verifier", "human", "read-only"}
 
-// TestAuthorityByCaller is PARLEY.md §6 written out by hand: each act by
+// TestAuthorityByCaller is docs/protocol.md §6 written out by hand: each act by
 // each kind of caller. A cell is a refusal reason, or "state/c" (confirmed)
 // or "state/p" (proposal) for an accepted post.
 func TestAuthorityByCaller(t *testing.T) {

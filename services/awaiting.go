@@ -30,7 +30,7 @@ func askAwaiting(env Envelope) turn {
 	return anyone
 }
 
-// notSelf applies "a message never awaits its own author" (PARLEY.md §4,
+// notSelf applies "a message never awaits its own author" (docs/protocol.md §4,
 // errata 1): where a rule would name the author's own (identity,
 // extension), the message awaits anyone instead.
 func (t turn) notSelf(author turn) turn {
@@ -40,7 +40,7 @@ func (t turn) notSelf(author turn) turn {
 	return t
 }
 
-// replyAwaiting applies the awaiting column of PARLEY.md §4 and §10 to a
+// replyAwaiting applies the awaiting column of docs/protocol.md §4 and §10 to a
 // reply; question is the nearest ask or clarify at or above the parent of
 // an answer (nil for other acts, or when there is none), claim the claim
 // an attest, refute or verify acts on.
@@ -80,7 +80,7 @@ func replyAwaiting(th models.Thread, parent models.Message, env Envelope, questi
 }
 
 // questionAbove is the question an answer answers: the nearest ask or
-// clarify at or above parent (PARLEY.md §4, errata 1), or nil when there is
+// clarify at or above parent (docs/protocol.md §4, errata 1), or nil when there is
 // none. One recursive query walks the chain.
 func questionAbove(tx *gorm.DB, parent models.Message) (*models.Message, error) {
 	var q models.Message

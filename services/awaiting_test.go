@@ -6,7 +6,7 @@ import (
 	"parley/services"
 )
 
-// TestAwaitingPerAct walks the "sets awaiting to" column of PARLEY.md §4.
+// TestAwaitingPerAct walks the "sets awaiting to" column of docs/protocol.md §4.
 func TestAwaitingPerAct(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")

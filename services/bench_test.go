@@ -26,7 +26,7 @@ func benchDialects(b *testing.B, fn func(b *testing.B, w *world)) {
 			}
 			db := dbtest.Fresh(b, dialect)
 			// The guard pauses a thread after 100 model messages in a row
-			// (PARLEY.md §14 rule 3); the read benchmark's tree is longer.
+			// (docs/protocol.md §14 rule 3); the read benchmark's tree is longer.
 			lim := services.DefaultLimits()
 			lim.GuardThreadRunMax = 1000
 			w := &world{db: db, forum: services.New(db, services.Config{Limits: lim}), ctx: context.Background()}

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Right is a capability a token holds (PARLEY.md §6).
+// Right is a capability a token holds (docs/protocol.md §6).
 type Right string
 
 // The rights a token may hold.
@@ -52,7 +52,7 @@ type Caller struct {
 }
 
 // Human reports whether the caller is a human, whose marks are never
-// proposals (PARLEY.md §6 rule 4).
+// proposals (docs/protocol.md §6 rule 4).
 func (c Caller) Human() bool { return c.Kind == KindHuman }
 
 // Has reports whether the caller holds a right. Humans read and write
@@ -93,7 +93,7 @@ func (c Caller) Origin() string {
 }
 
 // ConfirmsOwnMarks reports whether the caller's marks are confirmed at once
-// (a human or a lock holder) rather than proposals (PARLEY.md §5.1).
+// (a human or a lock holder) rather than proposals (docs/protocol.md §5.1).
 func (c Caller) ConfirmsOwnMarks() bool { return c.Human() || c.LockHolder() }
 
 // RightList returns the caller's rights as the wire shows them.

@@ -11,7 +11,7 @@ import (
 	"parley/models"
 )
 
-// The write path of the dialectic profile (PARLEY.md §10). Post plans what
+// The write path of the dialectic profile (docs/protocol.md §10). Post plans what
 // a profile act does to claims with the other checks, before anything is
 // written, and records it after the act's message, in the same
 // transaction.
@@ -105,7 +105,7 @@ func planClaims(who Caller, env Envelope, target *models.Claim, superseded []mod
 	return work, nil
 }
 
-// checkSelfAttest forbids self-support (PARLEY.md §10): an identity never
+// checkSelfAttest forbids self-support (docs/protocol.md §10): an identity never
 // attests or verifies its own claim, from any extension; it may refute it.
 //
 // Reading: humans too. A human is exempt from self_reply's loop
@@ -140,7 +140,7 @@ func claimStep(c models.Claim, kind Kind, now time.Time) (ClaimStatus, error) {
 		kind, cur).On("claim")
 }
 
-// nextStatus is the certainty machine of PARLEY.md §10: from the status a
+// nextStatus is the certainty machine of docs/protocol.md §10: from the status a
 // claim reads with (and whether a newer claim superseded it), the status an
 // act moves it to ("" when it keeps its status), or false when the act is
 // not allowed.
@@ -175,7 +175,7 @@ func nextStatus(cur ClaimStatus, superseded bool, kind Kind) (ClaimStatus, bool)
 }
 
 // checkSupersede: superseding is for the claimant's own identity, a lock
-// holder or a human (PARLEY.md §10), and a claim is superseded once.
+// holder or a human (docs/protocol.md §10), and a claim is superseded once.
 //
 // Reading: the superseded claim may sit in any thread, a closed or ended
 // one too: superseding changes the claim, not its thread's conversation,
@@ -242,7 +242,7 @@ func (a *action) recordClaims(th models.Thread, env Envelope, work claimWork) er
 // supersede makes newer the claim that replaces old. A claim of another
 // thread than newer's counts as activity there too.
 //
-// Reading: a refuted claim stays refuted (final, PARLEY.md §10) and only
+// Reading: a refuted claim stays refuted (final, docs/protocol.md §10) and only
 // gains superseded_by; every other status becomes superseded.
 func (a *action) supersede(old, newer models.Claim) error {
 	fields := map[string]any{"superseded_by_id": newer.ID}

@@ -15,7 +15,7 @@ import (
 )
 
 // ClaimStatus is a claim's place on the certainty ladder of the dialectic
-// profile (PARLEY.md §10): unverified < supported < verified, or one of
+// profile (docs/protocol.md §10): unverified < supported < verified, or one of
 // the outcomes refuted and superseded, or expired past its valid_until.
 type ClaimStatus string
 
@@ -71,7 +71,7 @@ func statusAt(c models.Claim, now time.Time) ClaimStatus {
 	return s
 }
 
-// Claim is a claim as every operation shows it (PARLEY.md §10).
+// Claim is a claim as every operation shows it (docs/protocol.md §10).
 type Claim struct {
 	ID           string      `json:"id"`
 	Message      string      `json:"message"`

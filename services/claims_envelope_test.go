@@ -7,7 +7,7 @@ import (
 	"parley/services"
 )
 
-// TestDialecticEnvelope walks the profile's fields (PARLEY.md §3, §9,
+// TestDialecticEnvelope walks the profile's fields (docs/protocol.md §3, §9,
 // §10): evidence and its limits, claim references, supersedes and
 // valid_until, and which act may carry which. A refused envelope stores
 // nothing.

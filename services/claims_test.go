@@ -56,7 +56,7 @@ func (w *world) claimEvents(thread string) []string {
 }
 
 // TestClaimStatusMachine walks a claim up the certainty ladder and down
-// again (PARLEY.md §10): assert, attest, verify, then the Popperian case —
+// again (docs/protocol.md §10): assert, attest, verify, then the Popperian case —
 // a verified claim refuted with proof — and what a refuted claim still
 // accepts. Every step is checked in the post's answer, in get_claim and
 // in the event log.

@@ -98,7 +98,7 @@ func TestConcurrentActsOnOneThread(t *testing.T) {
 }
 
 // checkPath verifies the event log of a thread is one path through the
-// state machine of PARLEY.md §5.
+// state machine of docs/protocol.md §5.
 func checkPath(t *testing.T, w *world, th string, final services.Thread) {
 	t.Helper()
 	var events []services.Event

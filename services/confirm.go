@@ -13,7 +13,7 @@ type Confirmed struct {
 	Thread Thread `json:"thread"`
 }
 
-// Confirm confirms a thread's current proposal (PARLEY.md §5.1). It needs
+// Confirm confirms a thread's current proposal (docs/protocol.md §5.1). It needs
 // the right lock or a human. The state named must be the thread's current
 // unconfirmed state, so nobody confirms something that changed underneath
 // them — or its current state already confirmed, which changes nothing. thread is the path parameter; raw is the request body, which holds
@@ -71,7 +71,7 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 			turnOpened(tx, th.AwaitingIdentity)
 		}
 		// A confirmed state change resumes a thread the guard paused
-		// (PARLEY.md §14 rule 3).
+		// (docs/protocol.md §14 rule 3).
 		th.ModelRun = 0
 		th.UpdatedAt, th.ActivitySeq = now, seq
 		if err := tx.Save(&th).Error; err != nil {

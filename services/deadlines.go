@@ -12,7 +12,7 @@ import (
 	"parley/models"
 )
 
-// Reply-by deadlines, the guard profile's rule 4 (PARLEY.md §14).
+// Reply-by deadlines, the guard profile's rule 4 (docs/protocol.md §14).
 //
 // Reading: "the turn it opened is still open when reply_by passes" means
 // the thread's turn message is still that ask — no act has opened a new

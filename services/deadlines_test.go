@@ -14,7 +14,7 @@ import (
 )
 
 // TestReplyByIsChecked: reply_by is RFC 3339, in the future, at most
-// reply_by_max_hours ahead, and only on ask (PARLEY.md §14 rule 4).
+// reply_by_max_hours ahead, and only on ask (docs/protocol.md §14 rule 4).
 func TestReplyByIsChecked(t *testing.T) {
 	start := time.Date(2030, 3, 1, 9, 0, 0, 0, time.UTC)
 	clk := &clock{t: start}

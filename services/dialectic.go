@@ -1,6 +1,6 @@
 package services
 
-// ProfileInfo describes an optional profile in the manifest (PARLEY.md
+// ProfileInfo describes an optional profile in the manifest (docs/protocol.md
 // §8.2: {name, description, acts, ...}). The dialectic profile fills every
 // key; a profile may leave out those it has no use for.
 type ProfileInfo struct {
@@ -26,7 +26,7 @@ type ClaimTransition struct {
 	Note string        `json:"note,omitempty"`
 }
 
-// ClaimTransitions is the certainty machine of PARLEY.md §10, as claimStep
+// ClaimTransitions is the certainty machine of docs/protocol.md §10, as claimStep
 // applies it.
 var ClaimTransitions = []ClaimTransition{
 	{Act: Assert, From: []ClaimStatus{}, To: Unverified, Note: "a new claim cl_N"},

@@ -36,7 +36,7 @@ type IdentitiesQuery struct {
 // here, alphabetically, so that an agent fills an ask's `to` without
 // guessing.
 //
-// Reading: PARLEY.md names no directory; list_identities is this
+// Reading: docs/protocol.md names no directory; list_identities is this
 // instance's addition. It lists the identities that can act now — those
 // holding a token that is not revoked, and every human account (a human
 // also acts through a session) — not those whose every token was revoked,

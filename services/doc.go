@@ -1,5 +1,5 @@
 // Package services is Parley's only package with rules. It implements the
-// protocol of PARLEY.md §3–§9 — the envelope, the nine acts, the thread
+// protocol of docs/protocol.md §3–§9 — the envelope, the nine acts, the thread
 // state machine, proposals and confirmation, authority, identities and
 // extensions, reading, and limits — the dialectic profile of §10
 // (claims, evidence, the certainty ladder: claims.go, claim_acts.go,
@@ -39,6 +39,6 @@
 // page, a thread's page and its live updates. Tests follow their subject's
 // name.
 //
-// Readings of PARLEY.md where the text leaves room are written down where
+// Readings of docs/protocol.md where the text leaves room are written down where
 // they are implemented; search for "Reading:".
 package services

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Envelope is a parsed, validated action (PARLEY.md §3). The server-set
+// Envelope is a parsed, validated action (docs/protocol.md §3). The server-set
 // fields are not here: the identity comes from the Caller, never the client.
 type Envelope struct {
 	Kind      Kind
@@ -26,13 +26,13 @@ type Envelope struct {
 	To        *Address
 	State     State // mark only
 
-	// The dialectic profile's fields (PARLEY.md §10).
+	// The dialectic profile's fields (docs/protocol.md §10).
 	ClaimID    int64      // attest, refute, verify: the claim acted on
 	Evidence   []Evidence // the proofs, in the order sent
 	Supersedes []int64    // assert: the claims it replaces
 	ValidUntil *time.Time // assert: when the claim stops holding
 
-	// The guard profile's field (PARLEY.md §14).
+	// The guard profile's field (docs/protocol.md §14).
 	ReplyBy *time.Time // ask: the deadline of the turn it opens
 }
 
@@ -43,7 +43,7 @@ type Address struct {
 }
 
 // ignoredFields are set by the server; a client that sends them changes
-// nothing (PARLEY.md §3). Reading: besides the four the protocol names, the other
+// nothing (docs/protocol.md §3). Reading: besides the four the protocol names, the other
 // server-set fields of a message (§8.1) are ignored too, so that a client
 // may echo a message it read.
 var ignoredFields = map[string]bool{"id": true, "author_kind": true, "created_at": true, "awaiting": true}
@@ -189,7 +189,7 @@ func (f *Forum) readSupersedes(raw json.RawMessage, env *Envelope) error {
 }
 
 // readValidUntil reads when an asserted claim stops holding: an RFC 3339
-// time in the future (PARLEY.md §10).
+// time in the future (docs/protocol.md §10).
 func (f *Forum) readValidUntil(raw json.RawMessage, env *Envelope) error {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
@@ -416,7 +416,7 @@ func notAnObject(raw []byte, err error) string {
 	return ", not a number"
 }
 
-// nullField answers an explicit null (PARLEY.md §3, errata 1): null is not a
+// nullField answers an explicit null (docs/protocol.md §3, errata 1): null is not a
 // value. Only thread, parent and to may be null, meaning absent (and
 // from.extension, read with from).
 func nullField(key string) error {

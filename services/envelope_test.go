@@ -7,7 +7,7 @@ import (
 	"parley/services"
 )
 
-// TestEnvelopeParsing walks PARLEY.md §3: every field, its format, and the
+// TestEnvelopeParsing walks docs/protocol.md §3: every field, its format, and the
 // refusals for what an envelope may not carry.
 func TestEnvelopeParsing(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {

@@ -8,7 +8,7 @@ import (
 	"parley/services"
 )
 
-// The eight cases that errata 1 fixed (PARLEY.md §3, §4, §5, §5.2, §6,
+// The eight cases that errata 1 fixed (docs/protocol.md §3, §4, §5, §5.2, §6,
 // §8), each as it was seen, now with the answer the errata require.
 
 func inbox(t *testing.T, w *world, who services.Caller) []string {

@@ -10,7 +10,7 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// EvidenceKind says what a piece of evidence points at (PARLEY.md §10).
+// EvidenceKind says what a piece of evidence points at (docs/protocol.md §10).
 type EvidenceKind string
 
 // EvidenceKindInfo describes an evidence kind for the manifest.

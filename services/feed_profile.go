@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// feed describes the profile of PARLEY.md §13 as this server implements it.
+// feed describes the profile of docs/protocol.md §13 as this server implements it.
 func (f *Forum) feed() ProfileInfo {
 	return ProfileInfo{
 		Name: "feed",
@@ -27,7 +27,7 @@ func (f *Forum) feed() ProfileInfo {
 	}
 }
 
-// parseWait reads the wait parameter of a waiting read (PARLEY.md §13):
+// parseWait reads the wait parameter of a waiting read (docs/protocol.md §13):
 // whole seconds from 0 to wait_max_seconds; empty is 0.
 func (f *Forum) parseWait(s string) (time.Duration, error) {
 	if s == "" {

@@ -24,7 +24,7 @@ func waitInbox(f *services.Forum, who services.Caller, q services.InboxQuery) <-
 
 // TestWaitingInbox: a waiting inbox answers as soon as a turn opens for the
 // caller, not for a turn that opens for someone else, and when the wait
-// passes answers nothing with the same cursor (PARLEY.md §13).
+// passes answers nothing with the same cursor (docs/protocol.md §13).
 func TestWaitingInbox(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")

@@ -36,7 +36,7 @@ type Forum struct {
 	realm        string
 	limits       Limits
 	now          func() time.Time
-	hub          *hub // wakes this process's waiting reads (PARLEY.md §13)
+	hub          *hub // wakes this process's waiting reads (docs/protocol.md §13)
 	queryTimeout time.Duration
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
 	digest       func() string // the manifest's, computed once

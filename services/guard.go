@@ -11,7 +11,7 @@ import (
 	"parley/models"
 )
 
-// The guard profile's first three rules (PARLEY.md §14): duplicate bodies,
+// The guard profile's first three rules (docs/protocol.md §14): duplicate bodies,
 // runaway chains and runaway threads. Each check reads counters that were
 // written when the messages above were stored, so a post costs O(1) for
 // rules 2 and 3 and one indexed read of guard_recent_bodies hashes for

@@ -1,6 +1,6 @@
 package services
 
-// guardProfile describes the guard profile (PARLEY.md §14) as this server
+// guardProfile describes the guard profile (docs/protocol.md §14) as this server
 // implements it. It adds no act: one field (reply_by on ask), two reasons
 // and four limits.
 func (f *Forum) guardProfile() ProfileInfo {

@@ -18,7 +18,7 @@ func guardLimits(bodies, chain, run int) services.Config {
 	return services.Config{Limits: l}
 }
 
-// TestDuplicateBodies is rule 1 of PARLEY.md §14: a model's body that
+// TestDuplicateBodies is rule 1 of docs/protocol.md §14: a model's body that
 // equals, case-folded and whitespace-collapsed, one of its identity's last
 // guard_recent_bodies bodies in the thread is refused; nothing is stored.
 func TestDuplicateBodies(t *testing.T) {
@@ -208,7 +208,7 @@ func TestRunawayThreads(t *testing.T) {
 }
 
 // TestGuardShapeIsStrict: guard and overdue_since are always on the wire,
-// null when they say nothing (PARLEY.md §3, errata 1: strict nulls).
+// null when they say nothing (docs/protocol.md §3, errata 1: strict nulls).
 func TestGuardShapeIsStrict(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		p := w.must(w.agent("alice"), env{"kind": "ask", "body": "Anyone?"})

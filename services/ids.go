@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Opaque key prefixes (PARLEY.md §8.1).
+// Opaque key prefixes (docs/protocol.md §8.1).
 const (
 	threadPrefix  = "th_"
 	messagePrefix = "msg_"

@@ -34,7 +34,7 @@ type Inbox struct {
 	Cursor string      `json:"cursor"`
 }
 
-// Inbox lists the threads awaiting a reply from the caller (PARLEY.md §8):
+// Inbox lists the threads awaiting a reply from the caller (docs/protocol.md §8):
 // those whose awaiting names the caller's identity or anyone, oldest turn
 // first, never with a terminal state of record (§5.2: a pending proposal
 // hides nothing). For a human or a lock holder it also lists the threads

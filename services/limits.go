@@ -1,6 +1,6 @@
 package services
 
-// Limits are the values in force (PARLEY.md §9). One value configures the
+// Limits are the values in force (docs/protocol.md §9). One value configures the
 // whole server; the manifest reports it, so clients read limits there.
 type Limits struct {
 	BodyMaxChars            int `json:"body_max_chars"`
@@ -19,7 +19,7 @@ type Limits struct {
 	WaitMaxSeconds          int `json:"wait_max_seconds"`
 	StreamsPerToken         int `json:"streams_per_token"`
 
-	// The guard profile (PARLEY.md §14).
+	// The guard profile (docs/protocol.md §14).
 	GuardRecentBodies   int `json:"guard_recent_bodies"`
 	GuardChainMax       int `json:"guard_chain_max"`
 	GuardThreadRunMax   int `json:"guard_thread_run_max"`

@@ -37,7 +37,7 @@ func TestReferenceLimits(t *testing.T) {
 		// Beyond §9: the search operation's.
 		SearchQueryMaxChars: 200, SearchCandidates: 2000}
 	if l != want {
-		t.Fatalf("limits %+v differ from PARLEY.md §9 and §14 %+v", l, want)
+		t.Fatalf("limits %+v differ from docs/protocol.md §9 and §14 %+v", l, want)
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Operation describes one operation of PARLEY.md §2.1 and where each
+// Operation describes one operation of docs/protocol.md §2.1 and where each
 // binding serves it. The OpenAPI document and the MCP tools are built from
 // this table, and tests check the routes against it, so the manifest cannot
 // drift from what is served.
@@ -95,7 +95,7 @@ var (
 	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up.", "integer"}
 )
 
-// Operations is the table of PARLEY.md §2.1, the dialectic profile's
+// Operations is the table of docs/protocol.md §2.1, the dialectic profile's
 // get_claim and list_claims included, and this instance's list_identities.
 // The guard profile adds none.
 var Operations = []Operation{
@@ -176,7 +176,7 @@ func MCPOperations() []Operation {
 	return out
 }
 
-// Manifest is everything an agent needs to take part (PARLEY.md §2, §8.2).
+// Manifest is everything an agent needs to take part (docs/protocol.md §2, §8.2).
 type Manifest struct {
 	Parley       string          `json:"parley"`
 	Server       ServerInfo      `json:"server"`

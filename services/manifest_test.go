@@ -15,7 +15,7 @@ import (
 	"parley/services"
 )
 
-// TestReasonsMatchTheProtocol checks every reason of PARLEY.md §2.2 and
+// TestReasonsMatchTheProtocol checks every reason of docs/protocol.md §2.2 and
 // §14 with its status, written out again here from the protocol's text.
 func TestReasonsMatchTheProtocol(t *testing.T) {
 	want := map[services.Reason]int{

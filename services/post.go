@@ -12,14 +12,14 @@ import (
 )
 
 // Posted answers post: the stored message and the thread after it, and
-// for a dialectic act the claim after it (PARLEY.md §8.2).
+// for a dialectic act the claim after it (docs/protocol.md §8.2).
 type Posted struct {
 	Message *Message `json:"message"`
 	Thread  Thread   `json:"thread"`
 	Claim   *Claim   `json:"claim,omitempty"`
 }
 
-// Post carries out one envelope (PARLEY.md §3–§7, §10): it parses it
+// Post carries out one envelope (docs/protocol.md §3–§7, §10): it parses it
 // strictly, checks rights, state, authority, loop protection, claims and
 // limits, and stores the message, the thread's new state and awaiting, the
 // claims it changes and the events, in one transaction.
@@ -126,7 +126,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 		}
 		target = &c
 		if parentID == 0 {
-			parentID = c.MessageID // PARLEY.md §10: parent defaults to the claim's message
+			parentID = c.MessageID // docs/protocol.md §10: parent defaults to the claim's message
 		}
 	}
 	parent, recent, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies)
@@ -170,7 +170,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	setAwaiting(&msg, awaiting)
 	if !carriesTurn(env.Kind) {
 		// The turn this act moves may be overdue and not yet escalated: it
-		// was open when its reply_by passed (PARLEY.md §14 rule 4).
+		// was open when its reply_by passed (docs/protocol.md §14 rule 4).
 		if _, err := escalateLocked(tx, &th, now); err != nil {
 			return Posted{}, err
 		}
@@ -215,7 +215,7 @@ func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now ti
 	return out, nil
 }
 
-// moveTurn makes the new message's awaiting the thread's (PARLEY.md §4:
+// moveTurn makes the new message's awaiting the thread's (docs/protocol.md §4:
 // the thread's awaiting is that of its last message). Every act but note,
 // attest and verify opens a new turn at this message.
 //
@@ -226,7 +226,7 @@ func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now ti
 // re-addressed to anyone and counts as new in inboxes.
 //
 // A new turn takes the deadline of its message (an ask's reply_by, else
-// none) and has not escalated (PARLEY.md §14 rule 4); a carried turn keeps
+// none) and has not escalated (docs/protocol.md §14 rule 4); a carried turn keeps
 // both.
 func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) (moved bool) {
 	carries := carriesTurn(Kind(msg.Kind))

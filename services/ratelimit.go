@@ -16,7 +16,7 @@ const (
 )
 
 // Admit authenticates a bearer token and counts the request against the
-// token's rate limits (PARLEY.md §9): every request against
+// token's rate limits (docs/protocol.md §9): every request against
 // requests_per_minute, a post also against posts_per_minute. Bindings call
 // it once per request, before the operation; operation names its row of
 // Operations.

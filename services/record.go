@@ -6,7 +6,7 @@ import (
 	"parley/models"
 )
 
-// The state of record (PARLEY.md §5.2, errata 1). A thread's State columns
+// The state of record (docs/protocol.md §5.2, errata 1). A thread's State columns
 // show its current state: a pending proposal, if a model proposed one, else
 // the state of record. The Record columns hold the last state a human or a
 // lock holder set or confirmed. A proposal never overrides them: admission
@@ -38,7 +38,7 @@ func recordOf(th models.Thread) State { return State(th.RecordState) }
 // pending reports whether a proposal sits on top of the state of record.
 func pending(th models.Thread) bool { return th.StateConfirmedAt == nil }
 
-// markOf is the state an act marks, or "" when it carries none (PARLEY.md
+// markOf is the state an act marks, or "" when it carries none (docs/protocol.md
 // §4, last column). question is the nearest ask or clarify at or above the
 // parent of an answer: an answer marks answered only when it answers an ask
 // in a thread that is open and confirmed, so it is never refused for its
@@ -60,7 +60,7 @@ func markOf(th models.Thread, env Envelope, question *models.Message) State {
 }
 
 // plan decides what a mark does, or refuses it with transition_invalid
-// (PARLEY.md §5, §5.1, §5.2).
+// (docs/protocol.md §5, §5.1, §5.2).
 //
 //   - A `mark` naming the state of record while a proposal is pending
 //     withdraws it (§5.2 rule 3), whoever of the thread's authority sends

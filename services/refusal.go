@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Reason is a stable, machine-readable refusal identifier (PARLEY.md §2.2).
+// Reason is a stable, machine-readable refusal identifier (docs/protocol.md §2.2).
 // A reason never changes meaning.
 type Reason string
 
-// The reasons of PARLEY.md §2.2, and those of the guard profile (§14).
+// The reasons of docs/protocol.md §2.2, and those of the guard profile (§14).
 const (
 	InvalidBody            Reason = "invalid_body"
 	EvidenceRequired       Reason = "evidence_required"
@@ -52,7 +52,7 @@ type ReasonInfo struct {
 	Description string `json:"description"`
 }
 
-// Reasons lists every reason in the order of PARLEY.md §2.2; the guard
+// Reasons lists every reason in the order of docs/protocol.md §2.2; the guard
 // profile's two (§14) follow limit_exceeded, the other 409s.
 var Reasons = []ReasonInfo{
 	{InvalidBody, http.StatusBadRequest, "The request could not be used: unparsable JSON, an unknown field, a missing or unknown kind, an empty or over-long body, a field of the wrong type or format, or a field not allowed for this kind. `field` names the culprit."},

@@ -23,7 +23,7 @@ func (r replayed) matches(th services.Thread) error {
 }
 
 // replay walks a thread's events in order and checks that each is one step
-// of PARLEY.md §5 and §5.2 (errata 1): a state event leaves the current
+// of docs/protocol.md §5 and §5.2 (errata 1): a state event leaves the current
 // state; a mark confirmed as it was made (a human's or lock holder's)
 // becomes the state of record; a model's proposal is allowed by the table
 // from the current state and never lands behind the record (but for a
@@ -85,7 +85,7 @@ func replay(events []services.Event) (replayed, error) {
 }
 
 // modelMayPropose applies the table and "never behind the state of record"
-// to a model's proposal, as written in PARLEY.md (not services.Transitions).
+// to a model's proposal, as written in docs/protocol.md (not services.Transitions).
 func modelMayPropose(r replayed, to services.State) bool {
 	allowed := false
 	for act, from := range specMarks {

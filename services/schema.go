@@ -10,7 +10,7 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// EnvelopeInput is the envelope as a client sends it (PARLEY.md §3). It
+// EnvelopeInput is the envelope as a client sends it (docs/protocol.md §3). It
 // only describes the envelope, for the OpenAPI document and the MCP post
 // tool's input schema; ParseEnvelope does the parsing, and a test keeps the
 // two in step.

@@ -88,7 +88,7 @@ type found struct {
 // one state.
 //
 // Reading: a hit is a message. A thread's title is its root message's
-// opening (PARLEY.md §8.1), so a match in a title is a hit on the root
+// opening (docs/protocol.md §8.1), so a match in a title is a hit on the root
 // message, ranked above the same words in a body.
 //
 // Reading: "best match first" ranks the newest SearchCandidates matches

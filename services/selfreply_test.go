@@ -6,7 +6,7 @@ import (
 	"parley/services"
 )
 
-// TestSelfReplyPerExtension walks PARLEY.md §7: the same (identity,
+// TestSelfReplyPerExtension walks docs/protocol.md §7: the same (identity,
 // extension) may not reply to its own message; another extension may;
 // authority acts and humans are exempt.
 func TestSelfReplyPerExtension(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"parley/models"
 )
 
-// The wire shapes of PARLEY.md §8.1. They are the contract of both
+// The wire shapes of docs/protocol.md §8.1. They are the contract of both
 // bindings: the JSON API encodes them and MCP returns them as
 // structuredContent.
 
@@ -49,7 +49,7 @@ type Thread struct {
 	UpdatedAt        time.Time  `json:"updated_at"`
 	MessageCount     int        `json:"message_count"`
 
-	// The guard profile (PARLEY.md §14).
+	// The guard profile (docs/protocol.md §14).
 	Guard        *string    `json:"guard" jsonschema:"nullable,enum=paused" jsonschema_description:"Guard profile: \"paused\" while the thread holds guard_thread_run_max model messages in a row (models are refused loop_suspected until a human or a lock holder acts in it); null otherwise."`
 	OverdueSince *time.Time `json:"overdue_since" jsonschema:"nullable" jsonschema_description:"Guard profile: the reply_by of the open turn's ask once it has passed (the thread escalated to humans and lock holders); null otherwise."`
 
@@ -107,7 +107,7 @@ type Event struct {
 	position int64 // its log position, for streams
 }
 
-// EventType is what an event records (PARLEY.md §8.1, §10, §14).
+// EventType is what an event records (docs/protocol.md §8.1, §10, §14).
 type EventType string
 
 // The event types.

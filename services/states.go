@@ -2,7 +2,7 @@ package services
 
 import "slices"
 
-// State is a thread's state (PARLEY.md §5).
+// State is a thread's state (docs/protocol.md §5).
 type State string
 
 // The seven states.
@@ -49,7 +49,7 @@ type Transition struct {
 	Note         string  `json:"note,omitempty"`
 }
 
-// Transitions is the table of PARLEY.md §5 (errata 1) for everyone but a
+// Transitions is the table of docs/protocol.md §5 (errata 1) for everyone but a
 // human re-mark. A human's mark may set any state from any state, except
 // that a confirmed closed must first be reopened.
 var Transitions = []Transition{

@@ -8,7 +8,7 @@ import (
 	"parley/services"
 )
 
-// specMarks is the table "Allowed marks" of PARLEY.md §5 (errata 1),
+// specMarks is the table "Allowed marks" of docs/protocol.md §5 (errata 1),
 // written out again here on purpose, so the test does not trust
 // services.Transitions: the states each act's mark may leave, confirmed or
 // proposed, and (specFromProposed) those it may leave only as a proposal.
@@ -96,7 +96,7 @@ type outcome struct {
 
 func rank(s services.State) int { return slices.Index(forwardState, s) }
 
-// expect derives the outcome from the text of PARLEY.md §5, §5.1, §5.2 and
+// expect derives the outcome from the text of docs/protocol.md §5, §5.1, §5.2 and
 // §6 (errata 1) for a caller with authority over the thread: the creator
 // (a model with write), a lock holder or a human. The act replies to a
 // bystander's note under the root ask, so an answer answers that ask.

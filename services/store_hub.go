@@ -9,7 +9,7 @@ import (
 )
 
 // hub tells the waiting reads and streams of this process that the log
-// advanced (PARLEY.md §13). It is the one piece of state a Forum keeps in
+// advanced (docs/protocol.md §13). It is the one piece of state a Forum keeps in
 // memory, and it holds no data: only "something new may be there", after
 // which every waiter reads the database again with its own cursor. So
 // nothing is lost if a signal is: a waiter that misses one finds the news

@@ -39,7 +39,7 @@ const notifyGap = 5 * time.Millisecond
 
 // StartFeed connects this process to the log's notifications, so that its
 // waiting reads and streams learn of writes made by any process on the same
-// PostgreSQL database (PARLEY.md §13): one LISTEN connection, outside the
+// PostgreSQL database (docs/protocol.md §13): one LISTEN connection, outside the
 // pool, which reconnects with back-off and, each time it (re)connects,
 // wakes every waiter to read the log again — whatever was written while it
 // was away is found there. Writes of this process are announced by one

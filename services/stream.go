@@ -13,7 +13,7 @@ import (
 	"parley/models"
 )
 
-// StreamItem is one item of an event stream (PARLEY.md §13): an Event
+// StreamItem is one item of an event stream (docs/protocol.md §13): an Event
 // (Type StreamEvent), an InboxItem (StreamInbox), or, with Type "", a
 // heartbeat. Cursor is the item's position in the stream, which a client
 // passes back as since or Last-Event-ID to resume after it.

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Changes tells a signed-in page that the forum changed (PARLEY.md §13:
+// Changes tells a signed-in page that the forum changed (docs/protocol.md §13:
 // the web UI updates from the stream instead of polling): send gets the
 // highest announced log position each time it rises, and 0 every
 // streamHeartbeat as a heartbeat. It reads nothing from the database; the

@@ -9,7 +9,7 @@ import (
 	"parley/models"
 )
 
-// Proposal is a thread with a pending proposal (PARLEY.md §5.1), and what a
+// Proposal is a thread with a pending proposal (docs/protocol.md §5.1), and what a
 // moderator judges it by: the act that proposed it and the message that
 // act replies to — for a decide, the answer it accepts; for an answer, the
 // question.

@@ -92,7 +92,7 @@ func mustToken(w *world, human string) string {
 }
 
 // TestAdmitted: the acts a form offers are those Post admits, by the state
-// of record (PARLEY.md §5, §5.2 rule 1).
+// of record (docs/protocol.md §5, §5.2 rule 1).
 func TestAdmitted(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		ada := w.human("ada")

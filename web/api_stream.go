@@ -12,7 +12,7 @@ import (
 	"parley/services"
 )
 
-// stream answers GET /api/v1/stream (PARLEY.md §13) with Server-Sent
+// stream answers GET /api/v1/stream (docs/protocol.md §13) with Server-Sent
 // Events: "parley.event" and "parley.inbox", each with its cursor as id,
 // and a comment line as heartbeat. It resumes after Last-Event-ID, else
 // after since. It ends when the client goes away or the server shuts down.

@@ -84,7 +84,7 @@ func read(t *testing.T, ctx context.Context, a chromedp.Action[string]) string {
 	return v
 }
 
-// TestHumanInTheBrowser walks what PARLEY.md gives humans, in Chromium:
+// TestHumanInTheBrowser walks what docs/protocol.md gives humans, in Chromium:
 // sign in, read a thread the agents made over the API, answer as the
 // human, confirm a model's proposal, close and lock, be refused on the
 // locked thread, and reopen.

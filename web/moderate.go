@@ -49,7 +49,7 @@ var moderations = map[string]moderation{
 	"withdraw": {
 		withState: true,
 		// A mark naming the state of record withdraws the pending proposal
-		// (PARLEY.md §5.2 rule 3).
+		// (docs/protocol.md §5.2 rule 3).
 		do: func(s *server, c *fiber.Ctx, thread string, f modForm) (services.Thread, error) {
 			return s.mark(c, thread, "mark", f.State, withdrawText(f))
 		},
@@ -69,7 +69,7 @@ var moderations = map[string]moderation{
 	},
 	"resume": {
 		// Any message of a human resumes a thread the guard paused
-		// (PARLEY.md §14 rule 3); a note carries the turn forward, so the
+		// (docs/protocol.md §14 rule 3); a note carries the turn forward, so the
 		// models pick up where they stopped.
 		do: func(s *server, c *fiber.Ctx, thread string, _ modForm) (services.Thread, error) {
 			return s.mark(c, thread, "note", "", resumeText)

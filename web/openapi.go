@@ -85,7 +85,7 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 		"description": tool + " Right needed: " + string(op.Right) + ".",
 		"responses": map[string]any{
 			strconv.Itoa(op.Status): success,
-			"default":               jsonResponse("A refusal (PARLEY.md §2.2); the HTTP status equals error.status.", refusal),
+			"default":               jsonResponse("A refusal (docs/protocol.md §2.2); the HTTP status equals error.status.", refusal),
 		},
 	}
 	if op.Right != services.NeedNothing {

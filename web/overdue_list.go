@@ -11,7 +11,7 @@ import (
 )
 
 // overdueList shows the escalated threads, oldest deadline first, with who
-// failed to answer (PARLEY.md §14 rule 4); /overdue/live answers its
+// failed to answer (docs/protocol.md §14 rule 4); /overdue/live answers its
 // polling (204 while the list is unchanged).
 func (s *server) overdueList(c *fiber.Ctx) error {
 	items, err := s.forum.Overdue(c.UserContext(), caller(c))

@@ -268,7 +268,7 @@ func TestFirstRunSetupLink(t *testing.T) {
 }
 
 // TestModerationFollowsTheStateOfRecord: what the thread page offers a
-// human follows the state of record (PARLEY.md §5.2), not the proposal on
+// human follows the state of record (docs/protocol.md §5.2), not the proposal on
 // top of it.
 func TestModerationFollowsTheStateOfRecord(t *testing.T) {
 	eachServer(t, services.Config{}, func(t *testing.T, a *api) {

@@ -132,7 +132,7 @@ func withDeadline(h http.Handler, d time.Duration) http.Handler {
 
 // deadline gives every request's work a deadline: services and the
 // database driver stop waiting when it passes, and the request is answered
-// 503 unavailable. A waiting read (?wait=N, PARLEY.md §13) gets its wait on
+// 503 unavailable. A waiting read (?wait=N, docs/protocol.md §13) gets its wait on
 // top, up to waitMax; the services bound each of its database rounds by
 // themselves.
 func deadline(d, waitMax time.Duration) fiber.Handler {

@@ -67,7 +67,7 @@ func (s *server) refusedReply(c *fiber.Ctx, form components.ReplyForm, r *servic
 
 // formEnvelope turns the form into an envelope. A state is sent whenever
 // one was chosen: on an act other than mark the service refuses it
-// (PARLEY.md §3: state is for mark only) rather than the form dropping a
+// (docs/protocol.md §3: state is for mark only) rather than the form dropping a
 // choice the person made.
 func formEnvelope(f components.ReplyForm) []byte {
 	env := map[string]any{"kind": f.Kind, "thread": f.Thread, "body": f.Body}

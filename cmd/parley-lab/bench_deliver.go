@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// deliver measures the feed (PARLEY.md §13): each agent waits on its inbox
+// deliver measures the feed (docs/protocol.md §13): each agent waits on its inbox
 // (wait=30) at the second server (--url2, another process on the same
 // database), while its neighbour posts an ask addressed to it at the first;
 // the latency is from the post's answer to the waiting call's answer.

@@ -13,7 +13,7 @@ import (
 	"parley/services"
 )
 
-// listeners holds open what the feed's figures are about (PARLEY.md §13):
+// listeners holds open what the feed's figures are about (docs/protocol.md §13):
 // waiting inbox calls and event streams, each on its own connection, for
 // as long as ctx lasts. Their tokens are made for them, at most
 // streams_per_token streams each.

@@ -21,7 +21,7 @@ import (
 )
 
 // 'parley-lab simulate' runs scripted agents as goroutines against a running
-// server, over HTTP or MCP, and measures what the guard profile (PARLEY.md
+// server, over HTTP or MCP, and measures what the guard profile (docs/protocol.md
 // §14) lets through: see simulate_scenarios.go for the scenarios,
 // simulate_measure.go for what is measured and checked.
 //

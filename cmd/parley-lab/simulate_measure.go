@@ -252,7 +252,7 @@ func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
 			at, _ := time.Parse(time.RFC3339Nano, digString(e, "at"))
 			switch typ := digString(e, "type"); {
 			case typ == "state" && dig(e, "from_state") == nil:
-				// A thread's initial open: no mark (PARLEY.md §5).
+				// A thread's initial open: no mark (docs/protocol.md §5).
 			case typ == "escalate":
 				f.escalations[msg] = at
 			case typ == "confirm" && msg == "":

@@ -15,7 +15,7 @@ import (
 const defaultSweep = 250 * time.Millisecond
 
 // sweepDeadlines escalates overdue turns every interval until ctx ends
-// (PARLEY.md §14 rule 4), and closes done when it has stopped. Reads
+// (docs/protocol.md §14 rule 4), and closes done when it has stopped. Reads
 // escalate what they see as well; the sweep is for the asks nobody reads.
 // Several servers may sweep one database: that an ask escalates once is
 // guaranteed by the database, not by this loop.

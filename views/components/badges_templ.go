@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import "parley/services"
 
 // StateBadge shows a thread's state of record and, beside it, the model's
-// proposal pending on top, if any (PARLEY.md §5.2). The badge of the
+// proposal pending on top, if any (docs/protocol.md §5.2). The badge of the
 // current state (the proposal when one is pending) is data-testid="state".
 func StateBadge(th services.Thread) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "parley/services"
 
-// ClaimView shows a claim (PARLEY.md §10): its status on the certainty
+// ClaimView shows a claim (docs/protocol.md §10): its status on the certainty
 // ladder, its evidence, attestations and refutations with theirs, who
 // verified it, what it supersedes and what superseded it, and the acts the
 // viewer may take. In its thread the assert's body above it is the

@@ -71,7 +71,7 @@ func KindHelp(k services.Kind) string {
 }
 
 // KindEffect says, before it is sent, what an act does to the thread: the
-// mark it carries and whom it awaits (PARLEY.md §4), from the manifest's
+// mark it carries and whom it awaits (docs/protocol.md §4), from the manifest's
 // table, so the form and the protocol cannot disagree.
 func KindEffect(k services.Kind) string {
 	for _, a := range slices.Concat(services.Acts, services.ProfileActs) {
@@ -164,7 +164,7 @@ func Cut(s string, n int) string {
 }
 
 // Headline is a thread's title as pages show it. The protocol makes the
-// title the root message cut to 80 characters (PARLEY.md §8.1), which can
+// title the root message cut to 80 characters (docs/protocol.md §8.1), which can
 // run from a first line into the next, or end mid-word. A page shows the
 // first line; a one-line title that long is cut on a word, with "…". (A
 // root of exactly 80 characters gets the "…" too: the title alone cannot

@@ -11,7 +11,7 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "parley/services"
 
-// GuardNotice says what the guard profile (PARLEY.md §14) holds against a
+// GuardNotice says what the guard profile (docs/protocol.md §14) holds against a
 // thread, where the moderation controls are: that models are paused in it,
 // with a one-click resume (any human message resumes it), and that its
 // open question passed its deadline, and whom it awaited.

@@ -184,7 +184,7 @@ func Refusal(r *services.Refusal) templ.Component {
 	})
 }
 
-// plain is each reason (PARLEY.md §2.2) said to a person.
+// plain is each reason (docs/protocol.md §2.2) said to a person.
 var plain = map[services.Reason]string{
 	services.InvalidBody:            "Something in what was sent could not be used.",
 	services.EvidenceRequired:       "This needs evidence: add at least one reference.",

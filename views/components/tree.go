@@ -105,7 +105,7 @@ func PlainRefusal(r *services.Refusal, kind services.Kind) string {
 }
 
 // RefusesText says what a thread whose state of record is closed or a side
-// state still takes (PARLEY.md §5, §5.2), or "" when it takes replies.
+// state still takes (docs/protocol.md §5, §5.2), or "" when it takes replies.
 func RefusesText(th services.Thread) string {
 	switch {
 	case Locked(th):

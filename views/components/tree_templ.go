@@ -616,7 +616,7 @@ func Timeline(events []services.Event) templ.Component {
 }
 
 // escalation is an escalate event: who did not answer which question in
-// time (PARLEY.md §14 rule 4).
+// time (docs/protocol.md §14 rule 4).
 func escalation(e services.Event) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -15,7 +15,7 @@ import (
 	"parley/views/layout"
 )
 
-// Claims is the verifiers' page (PARLEY.md §10): supported claims waiting
+// Claims is the verifiers' page (docs/protocol.md §10): supported claims waiting
 // for a seal, the newest refutations, and claims about to expire.
 func Claims(p layout.Page, b services.ClaimBoard, viewer services.Caller) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {

@@ -16,7 +16,7 @@ import (
 )
 
 // Overdue lists the threads whose question passed its reply_by unanswered
-// (PARLEY.md §14 rule 4), oldest deadline first, with who failed to answer.
+// (docs/protocol.md §14 rule 4), oldest deadline first, with who failed to answer.
 func Overdue(p layout.Page, items []services.OverdueItem, version string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
