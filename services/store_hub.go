@@ -14,15 +14,16 @@ import (
 // which every waiter reads the database again with its own cursor. So
 // nothing is lost if a signal is: a waiter that misses one finds the news
 // on its next read, and waits are bounded (wait_max_seconds, the stream's
-// periodic re-read). Across processes, PostgreSQL's LISTEN/NOTIFY carries
-// the signal (see store_notify.go); on SQLite, which serves one process, writes
-// signal the hub directly.
+// periodic re-read). Writes signal the hub of their own process directly;
+// across processes, PostgreSQL's LISTEN/NOTIFY carries the signal (see
+// store_notify.go), and on SQLite a watcher of the file (store_sqlite_watch.go).
 type hub struct {
 	mu    sync.Mutex
 	next  chan struct{}            // closed at the next advance
 	turns map[string]chan struct{} // per identity: closed when a turn may have opened for it
 	mods  map[string]bool          // identities in turns that are humans or lock holders
 	pos   int64                    // the highest position announced
+	own   ownWrites                // on SQLite: this process's positions, for the watcher
 }
 
 // The audiences an advance names besides identities.
@@ -101,6 +102,7 @@ func (h *hub) advance(pos int64, audience ...string) {
 // announce it once it has committed.
 type sink struct {
 	max      int64
+	min      int64 // the lowest position, for the SQLite watcher
 	audience []string
 	early    earlyPosition // see lockThreadPG
 }
@@ -113,7 +115,12 @@ func withSink(ctx context.Context) (context.Context, *sink) {
 	return context.WithValue(ctx, sinkKey{}, s), s
 }
 
-func (s *sink) add(pos int64) { s.max = max(s.max, pos) }
+func (s *sink) add(pos int64) {
+	s.max = max(s.max, pos)
+	if s.min == 0 || pos < s.min {
+		s.min = pos
+	}
+}
 
 // turnOpened notes, in the action's sink, whose inbox a new turn reaches:
 // the awaited identity ("*" for anyone), and humans and lock holders for an
@@ -129,13 +136,15 @@ func turnOpened(tx *gorm.DB, audience ...string) {
 }
 
 // published announces an action's positions once its transaction has
-// committed: to this process's hub at once on SQLite; through the database
-// to every process on PostgreSQL (the notifier batches them).
+// committed: to this process's hub at once on SQLite (other processes'
+// watchers find it in the file); through the database to every process on
+// PostgreSQL (the notifier batches them).
 func (f *Forum) published(s *sink) {
 	if s == nil || s.max == 0 {
 		return
 	}
 	if f.notify == nil {
+		f.hub.own.note(s.min, s.max)
 		f.hub.advance(s.max, s.audienceOrNone()...)
 		return
 	}

@@ -49,11 +49,12 @@ const notifyGap = 5 * time.Millisecond
 // the writing transaction would serialize commits on PostgreSQL's
 // notification queue lock.
 //
-// On SQLite, which serves one process, writes wake the hub directly and
-// StartFeed does nothing. Without StartFeed, a PostgreSQL forum behaves the
-// same way: one process, woken by its own writes.
+// On SQLite, writes wake this process's hub directly, and StartFeed starts
+// a watcher of the file for the writes of other processes (store_sqlite_watch.go).
+// Without StartFeed, a forum is one process, woken by its own writes.
 func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
 	if !models.IsPostgres(url) {
+		f.watchSQLite(ctx, url, log)
 		return
 	}
 	channel, err := f.feedChannel(ctx)
