@@ -121,11 +121,15 @@ func write(w http.ResponseWriter, v *verdict) {
 // plainErrors runs the MCP library and keeps its answer, tidied (tidy.go),
 // unless it is an HTTP error in plain text (an unsupported protocol version
 // header, say): that becomes a JSON-RPC error with the same status and
-// message. Answers are small and never streamed here, so holding one back
-// costs nothing.
+// message. A JSON answer is small, so holding it back costs nothing; an
+// answer the library turns into an SSE stream (a waiting call sending
+// progress, progress.go) passes through as it is written.
 func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	rec := &recorder{w: w, header: http.Header{}, status: http.StatusOK}
 	next.ServeHTTP(rec, r)
+	if rec.streaming {
+		return
+	}
 	ct, _, _ := mime.ParseMediaType(rec.header.Get("Content-Type"))
 	if rec.status >= 400 && ct != "application/json" {
 		id, _, _ := head(body)
@@ -143,24 +147,48 @@ func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.
 	w.Write(out)
 }
 
-// recorder holds an answer back (see plainErrors). It is no http.Flusher,
-// so the MCP library never turns an answer into a stream.
+// recorder holds an answer back (see plainErrors), unless the library
+// answers with text/event-stream: then it writes through to w, flushing
+// when the library does. Being an http.Flusher is what lets the library
+// stream at all; it streams a POST's answer only when a tool sends a
+// notification, which only a waiting call does (progress.go). A stream
+// carries JSON-RPC messages the library wrote from Go values, never a
+// plain-text error, so there is nothing to tidy in it.
 type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-	wrote  bool
+	w         http.ResponseWriter
+	header    http.Header
+	status    int
+	body      bytes.Buffer
+	wrote     bool
+	streaming bool
 }
 
 func (rec *recorder) Header() http.Header { return rec.header }
 
 func (rec *recorder) WriteHeader(status int) {
-	if !rec.wrote {
-		rec.status, rec.wrote = status, true
+	if rec.wrote {
+		return
+	}
+	rec.status, rec.wrote = status, true
+	if ct, _, _ := mime.ParseMediaType(rec.header.Get("Content-Type")); ct == "text/event-stream" {
+		rec.streaming = true
+		for k, v := range rec.header {
+			rec.w.Header()[k] = v
+		}
+		rec.w.WriteHeader(status)
 	}
 }
 
 func (rec *recorder) Write(p []byte) (int, error) {
 	rec.WriteHeader(http.StatusOK)
+	if rec.streaming {
+		return rec.w.Write(p)
+	}
 	return rec.body.Write(p)
+}
+
+func (rec *recorder) Flush() {
+	if rec.streaming {
+		http.NewResponseController(rec.w).Flush()
+	}
 }

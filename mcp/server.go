@@ -66,8 +66,9 @@ func visibleTools(who services.Caller, tools []mcpgo.Tool) []mcpgo.Tool {
 
 // HTTPHandler serves MCP over Streamable HTTP, stateless: no session id,
 // every request stands alone and carries its own bearer token. The gate
-// (http.go) answers what the MCP library should not see; streaming is off,
-// so no answer is ever held open as a stream.
+// (http.go) answers what the MCP library should not see. No GET stream is
+// offered (WithDisableStreaming); a POST's answer becomes an SSE stream only
+// for a waiting call that sends progress (progress.go).
 func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()

@@ -43,9 +43,11 @@ var guidance = map[services.OpName]string{
 		"Pass back cursor to get the next page; it is null on the last page.",
 	services.OpInbox: "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
 		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
-		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you.",
-	services.OpGetEvents: "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling.",
-	services.OpGetClaim:  "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
+		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you. " +
+		"While it waits it sends notifications/progress every few seconds if your request carries _meta.progressToken: set one, so that a client which resets its timeout on progress keeps the call.",
+	services.OpGetEvents: "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling; " +
+		"with _meta.progressToken set, a waiting call sends notifications/progress every few seconds, so that a client which resets its timeout on progress keeps it.",
+	services.OpGetClaim: "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
 	services.OpListClaims: "Filter with thread or status (unverified, supported, verified, refuted, superseded, expired); a verifier lists status supported to find claims waiting for a seal. " +
 		"Pass back cursor to get the next page; it is null on the last page.",
 	services.OpConfirm: "Steps: 1. Find proposals with list_threads and confirmed false, or read_thread: a proposal shows confirmed false. " +
@@ -101,7 +103,11 @@ func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
 // handler admits the caller, decodes the arguments and calls the one
 // service method of the operation.
 func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcpserver.ToolHandlerFunc {
+	waiting := map[services.OpName]string{services.OpInbox: "waiting for a turn", services.OpGetEvents: "waiting for an event"}[op.Name]
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		if waiting != "" {
+			defer keepWaitingAlive(ctx, req, waiting)()
+		}
 		v, err := call(ctx, forum, op, req)
 		return result(ctx, log, op.MCPTool, v, err)
 	}

@@ -37,3 +37,24 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	t.Logf("%s", out)
 }
+
+// TestTypeScriptSDKProgress is the errata's scenario (PARLEY.md §13,
+// errata 2) with the official SDK, at the real interval: a 25 s inbox wait
+// survives a 12 s request timeout because the client resets it on
+// progress, while the same call without resetTimeoutOnProgress times out
+// (tsclient/progress.mjs). It takes the 25 s of its wait.
+func TestTypeScriptSDKProgress(t *testing.T) {
+	if _, err := os.Stat("../node_modules/@modelcontextprotocol/sdk"); err != nil {
+		testkit.Missing(t, "the TypeScript MCP SDK tests", "node_modules lacks @modelcontextprotocol/sdk (run npm ci)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is not on PATH")
+	}
+	srv := start(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	out, err := exec.Command(node, "tsclient/progress.mjs", srv.base+"/mcp", srv.token(t, "alice")).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "progress complete") {
+		t.Fatalf("TypeScript SDK progress failed: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
 	"parley/services"
 	"parley/static"
@@ -17,8 +16,9 @@ func (s *server) routes(app *fiber.App) {
 	if s.mcp != nil {
 		// MCP's Streamable HTTP transport: POST carries JSON-RPC. Every
 		// other method is answered 405 with Allow: POST, in JSON-RPC, by the
-		// transport itself: it is stateless and streams nothing.
-		app.All("/mcp", adaptor.HTTPHandler(withDeadline(s.mcp, s.timeout)))
+		// transport itself: it is stateless and opens no GET stream; only a
+		// waiting call's answer is streamed, to carry its progress.
+		app.All("/mcp", netHTTP(withDeadline(s.mcp, s.timeout)))
 	}
 
 	api := app.Group("/api/v1")
