@@ -16,6 +16,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"gorm.io/gorm"
 
+	"parley/internal/testkit"
 	"parley/mcp"
 	"parley/services"
 	"parley/web"
@@ -202,22 +203,7 @@ func rawMCP(t *testing.T, base, token, method, body string, headers map[string]s
 	return resp, out
 }
 
-// dig follows keys (and list indexes) into decoded JSON.
-func dig(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
+// dig follows keys (and list indexes) into decoded JSON (testkit.Dig).
+var dig = testkit.Dig
 
 var listTools = mcpgo.ListToolsRequest{}

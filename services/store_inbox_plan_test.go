@@ -12,7 +12,7 @@ import (
 // TestInboxPlanWalksTheIndex reads the inbox's plan in a seeded forum of
 // 5,000 threads all awaiting anyone: both databases walk threads_inbox in
 // turn order and stop after a page, and neither sorts the threads awaiting
-// anyone (the README, Performance, shows the same plan on a million
+// anyone (docs/performance.md shows the same plan on a million
 // messages).
 func TestInboxPlanWalksTheIndex(t *testing.T) {
 	for _, c := range []struct {

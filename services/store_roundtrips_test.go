@@ -42,7 +42,7 @@ func countStatements(t *testing.T, w *world, fn func()) int {
 // TestPostRoundTrips pins how many statements a post and a read of a
 // thread send, the requests' own rate limiting and authentication
 // included: on a busy PostgreSQL a post is bound by its round trips (see
-// the README's performance section), so one more is a regression to see.
+// docs/performance.md), so one more is a regression to see.
 // A note into a thread: the token, both rate-limit buckets in one
 // statement, the thread's lock with the first log position, the thread,
 // the parent with the guard's recent bodies, the message, the thread's

@@ -12,7 +12,7 @@ import (
 // TestSearchPlanUsesTheIndex reads the plans of searches in a seeded forum
 // of 20,000 messages: the full-text index finds the matches of a rare
 // word (the GIN index on PostgreSQL, the FTS5 table on SQLite); the big
-// benchmark (README, Search) measures the same plans on a million.
+// benchmark (docs/performance.md, Search) measures the same plans on a million.
 func TestSearchPlanUsesTheIndex(t *testing.T) {
 	for _, c := range []struct{ dialect, index string }{
 		{"postgres", "Bitmap Index Scan on messages_search"},

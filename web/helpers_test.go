@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
 
+	"parley/internal/testkit"
 	"parley/migrations/dbtest"
 	"parley/services"
 	"parley/web"
@@ -117,22 +117,8 @@ func (r reply) str(path ...any) string {
 	return s
 }
 
-func dig(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
+// dig follows keys (and list indexes) into decoded JSON (testkit.Dig).
+var dig = testkit.Dig
 
 func (a *api) do(method, path, token string, body any) reply {
 	a.t.Helper()
@@ -208,19 +194,4 @@ func (a *api) post(token string, env map[string]any) reply {
 }
 
 // syncBuffer collects logs written from server goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testkit.SyncBuffer

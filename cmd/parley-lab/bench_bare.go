@@ -26,7 +26,7 @@ import (
 // pgx pool, no GORM, no services, no rate limit, no rules beyond the ones
 // the bench's calls need — so that `parley-lab bench --bare URL` can set
 // Parley's figures beside what the same machine does with the least code:
-// the "bare handler" column of the README's table. The SQL has the shape
+// the "bare handler" column of docs/performance.md's table. The SQL has the shape
 // of Parley's (token lookup by public id and hash check; a thread row and
 // its messages in one query; a note under the thread's root with the
 // advisory lock, the new message, the log position from the transaction

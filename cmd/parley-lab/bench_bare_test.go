@@ -16,7 +16,7 @@ import (
 	"parley/services"
 )
 
-// TestBareHandlerAnswersAsParley: the bare handler the README compares
+// TestBareHandlerAnswersAsParley: the bare handler docs/performance.md compares
 // Parley with reads a thread into the same JSON, byte for byte, as
 // read_thread, and posts a note that Parley then reads back as its own,
 // with the thread counted and moved on.

@@ -11,7 +11,7 @@ import (
 	"parley/services"
 )
 
-// runExport writes the forum as a bundle (services/bundle.go): to --out,
+// runExport writes the forum as a bundle (services/store_bundle.go): to --out,
 // or to stdout. A file appears whole or not at all: it is written beside
 // its name and renamed when complete.
 func runExport(args []string) error {

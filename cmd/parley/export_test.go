@@ -12,7 +12,7 @@ import (
 	"parley/internal/testkit"
 )
 
-// TestMoveToPostgres is the README's move in three commands: export the
+// TestMoveToPostgres is docs/operations.md's move in three commands: export the
 // demo forum from SQLite, import it into PostgreSQL, serve it. Exported
 // again from PostgreSQL the bundle is the same bytes, and the demo's
 // tokens and password work against the moved forum.
