@@ -25,6 +25,14 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
     return;
   }
   const source = new EventSource(url);
+  // While the stream is open the body says so (data-live-open): the server
+  // answers only once it listens, so from then on no change is missed.
+  source.addEventListener("open", function () {
+    document.body.setAttribute("data-live-open", "");
+  });
+  source.addEventListener("error", function () {
+    document.body.removeAttribute("data-live-open");
+  });
   source.addEventListener("changed", function () {
     document.querySelectorAll("[data-live]").forEach(function (region) {
       htmx.trigger(region, "parley:live");
