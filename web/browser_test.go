@@ -96,6 +96,12 @@ func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Act
 	}
 }
 
+// until waits for a JavaScript condition to hold, within the step's bound
+// (run).
+func until(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(0))
+}
+
 // read returns what an action reads from the page (waiting, as chromedp's
 // queries do, for the element to be there), within stepBudget.
 func read(t *testing.T, ctx context.Context, a chromedp.Action[string]) string {
