@@ -31,7 +31,9 @@ const inspectorBin = "../node_modules/.bin/mcp-inspector"
 // stdout (its result, or the tool result of a refused call) and stderr.
 func inspector(t *testing.T, args ...string) (int, map[string]any, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	// A bound for a hang only: on a loaded machine Node takes its time to
+	// load the Inspector.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	home := t.TempDir()
 	cmd := exec.CommandContext(ctx, inspectorBin, append([]string{"--cli", "--format", "json", "-q", "--stored-auth-only"}, args...)...)
@@ -39,6 +41,9 @@ func inspector(t *testing.T, args ...string) (int, map[string]any, string) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("inspector %v: still running after 3 minutes: %v\n%s", args, err, stderr.Bytes())
+	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("inspector %v: %v", args, err)

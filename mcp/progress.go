@@ -9,7 +9,7 @@ import (
 )
 
 // ProgressInterval is how often a waiting tool call tells its client that
-// it is still waiting. PARLEY.md §13 (errata 2) asks for at least every
+// it is still waiting. docs/protocol.md §13 (errata 2) asks for at least every
 // 10 s, so that a client which resets its timeout on progress (Claude
 // Desktop, Claude Code, the TypeScript SDK's resetTimeoutOnProgress) never
 // drops a call that waits up to wait_max_seconds; half that leaves room for

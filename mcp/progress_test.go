@@ -18,7 +18,7 @@ import (
 
 // TestWaitingCallSendsProgress: an inbox call that waits and carries a
 // progressToken gets notifications/progress with that token and an
-// increasing progress while it waits (PARLEY.md §13, errata 2), over
+// increasing progress while it waits (docs/protocol.md §13, errata 2), over
 // Streamable HTTP and over stdio; the call still answers as soon as a turn
 // opens. Nothing here depends on how
 // long anything takes: bob's ask is posted once the first progress arrived.

@@ -38,7 +38,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	t.Logf("%s", out)
 }
 
-// TestTypeScriptSDKProgress is the errata's scenario (PARLEY.md §13,
+// TestTypeScriptSDKProgress is the errata's scenario (docs/protocol.md §13,
 // errata 2) with the official SDK, at the real interval: a 25 s inbox wait
 // survives a 12 s request timeout because the client resets it on
 // progress, while the same call without resetTimeoutOnProgress times out

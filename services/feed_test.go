@@ -45,12 +45,16 @@ func TestWaitingInbox(t *testing.T) {
 			if took := time.Since(start); took < 900*time.Millisecond {
 				t.Fatalf("the wait ended after %v, before its second", took)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(30 * time.Second): // only a hang takes this long
 			t.Fatal("the waiting call never returned")
 		}
 
 		got = waitInbox(w.forum, bob, services.InboxQuery{Since: box.Cursor, Wait: "20"})
-		time.Sleep(100 * time.Millisecond) // let it wait
+		// Time for the call to begin waiting, so that the post wakes it.
+		// Not a condition of the outcome: a call that has not begun finds
+		// the turn on its first read and answers the same, and one that
+		// is not woken answers nothing after its 20 s.
+		time.Sleep(100 * time.Millisecond)
 		start = time.Now()
 		p := w.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "ainotes:bob"}, "body": "For bob?"})
 		select {
@@ -59,8 +63,8 @@ func TestWaitingInbox(t *testing.T) {
 				t.Fatalf("bob's waiting inbox answered %+v", b)
 			}
 			t.Logf("delivered %v after the post", time.Since(start))
-		case <-time.After(5 * time.Second):
-			t.Fatal("a turn for bob did not end bob's wait")
+		case <-time.After(time.Minute): // beyond the wait: only a hang
+			t.Fatal("bob's waiting inbox never returned")
 		}
 		_ = carol
 		w.refused(bob, env{"kind": "note", "body": "x"}, services.InvalidBody) // sanity: nothing else changed
@@ -85,11 +89,13 @@ func TestFeedAcrossProcesses(t *testing.T) {
 	two.StartFeed(ctx, url, log)
 	w := &world{t: t, db: db, forum: one, ctx: ctx}
 	alice, bob := w.agent("alice"), w.agent("bob")
-	time.Sleep(200 * time.Millisecond) // both listeners connected
+	awaitListeners(t, db, 2)
 
 	for round, cut := range []bool{false, true} {
 		box, _ := one.Inbox(ctx, bob, services.InboxQuery{})
 		got := waitInbox(one, bob, services.InboxQuery{Since: box.Cursor, Wait: "20"})
+		// Time for the call to begin waiting (not a condition of the
+		// outcome: see TestWaitingInbox).
 		time.Sleep(100 * time.Millisecond)
 		if cut {
 			killListeners(t, db)
@@ -106,8 +112,30 @@ func TestFeedAcrossProcesses(t *testing.T) {
 				t.Fatalf("round %d: %+v", round, b)
 			}
 			t.Logf("round %d (listener cut: %v): delivered across processes in %v", round, cut, time.Since(start))
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // beyond the wait: only a hang
 			t.Fatalf("round %d (listener cut: %v): the other process's post never reached the waiting inbox", round, cut)
+		}
+	}
+}
+
+// listenerBackends selects the LISTEN connections of the test's schema.
+const listenerBackends = `FROM pg_stat_activity
+	WHERE datname = current_database() AND query = 'LISTEN "parley_log_' || current_schema() || '"'`
+
+// awaitListeners waits until n processes listen (StartFeed connects in
+// the background).
+func awaitListeners(t *testing.T, db *gorm.DB, n int) {
+	t.Helper()
+	for give := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var got int
+		if err := db.Raw("SELECT COUNT(*) " + listenerBackends).Scan(&got).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(give) {
+			t.Fatalf("%d of %d listeners connected after 30 s", got, n)
 		}
 	}
 }
@@ -117,8 +145,7 @@ func TestFeedAcrossProcesses(t *testing.T) {
 func killListeners(t *testing.T, db *gorm.DB) {
 	t.Helper()
 	var n int
-	err := db.Raw(`SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE datname = current_database() AND query = 'LISTEN "parley_log_' || current_schema() || '"'`).Scan(&n).Error
+	err := db.Raw("SELECT COUNT(pg_terminate_backend(pid)) " + listenerBackends).Scan(&n).Error
 	if err != nil || n < 2 {
 		t.Fatalf("killed %d listeners: %v", n, err)
 	}

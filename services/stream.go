@@ -44,6 +44,9 @@ const streamStale = time.Minute
 // whatever comes next, as it comes, until send fails or ctx ends. It holds
 // no database connection while it waits. At most streams_per_token streams
 // per token run at once, across every server process (else rate_limited).
+// Once admitted it sends a heartbeat at once, so that the caller knows it
+// runs (a stream with nothing to send sends the next one only after
+// streamHeartbeat).
 //
 // The two feeds keep their own positions, and a stream cursor carries both
 // (see streamCursor), so each is read only when there is news for it: the
@@ -63,6 +66,9 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 		return err
 	}
 	defer f.db.Delete(&models.Stream{}, id)
+	if err := send(StreamItem{}); err != nil {
+		return nil
+	}
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
 	readInbox := true

@@ -7,10 +7,12 @@ import (
 
 // Changes tells a signed-in page that the forum changed (docs/protocol.md §13:
 // the web UI updates from the stream instead of polling): send gets the
-// highest announced log position each time it rises, and 0 every
-// streamHeartbeat as a heartbeat. It reads nothing from the database; the
-// page asks for what it shows, with its version. It returns when send
-// fails or ctx ends.
+// highest announced log position each time it rises, and 0 as a
+// heartbeat: at once, when Changes listens (so that a caller that waits
+// for it before it answers misses no later advance), then every
+// streamHeartbeat. It reads nothing from the database; the page asks for
+// what it shows, with its version. It returns when send fails or ctx
+// ends.
 func (f *Forum) Changes(ctx context.Context, who Caller, send func(pos int64) error) error {
 	if err := need(who, RightRead); err != nil {
 		return err
@@ -18,6 +20,9 @@ func (f *Forum) Changes(ctx context.Context, who Caller, send func(pos int64) er
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
 	last := f.hub.position()
+	if err := send(0); err != nil {
+		return nil
+	}
 	for {
 		signal := f.hub.wait()
 		if pos := f.hub.position(); pos > last {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -23,7 +22,8 @@ func (s *server) stream(c *fiber.Ctx) error {
 	}
 	who := caller(c)
 	// The stream is admitted before the answer starts, so that a refusal
-	// (too many streams, a bad cursor) is an ordinary refusal.
+	// (too many streams, a bad cursor) is an ordinary refusal. Stream's
+	// first item, a heartbeat, says it was admitted.
 	first := make(chan error, 1)
 	items := make(chan services.StreamItem)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -46,15 +46,9 @@ func (s *server) stream(c *fiber.Ctx) error {
 			first <- err
 		}
 	}()
-	// Until the first item, wait for an admission or a refusal; an empty
-	// log sends its first heartbeat only after 15 s, so start then too.
-	select {
-	case err := <-first:
-		if err != nil {
-			cancel()
-			return err
-		}
-	case <-time.After(200 * time.Millisecond):
+	if err := <-first; err != nil {
+		cancel()
+		return err
 	}
 	serveSSE(c, "parley stream", items, cancel, writeSSE)
 	return nil

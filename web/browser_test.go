@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +18,18 @@ import (
 	"parley/services"
 )
 
+// The bounds of the browser tests. Nothing waits for a fixed time: every
+// step waits for what it brings to show, and these bounds fire only when
+// it never does (a real hang), however slow and loaded the machine.
+const (
+	browserBudget = 5 * time.Minute // one test's browser, from start to end
+	stepBudget    = time.Minute     // one step (run, read): its actions and waits
+	lookBudget    = 10 * time.Second
+)
+
 // browser starts Debian's headless Chromium for one test, or skips (fails
-// in CI) when it is not installed.
+// in CI) when it is not installed. The context it returns ends after
+// browserBudget.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
@@ -36,11 +48,21 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
+		// A loaded machine starts Chromium slowly (the default gives up
+		// after 20 s).
+		chromedp.WSURLReadTimeout(stepBudget),
 	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	tab, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser, which lives as long as the context
+	// of that run: it has no deadline, so that when the test's ends the
+	// browser can still say where the page was (failAt).
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(tab, browserBudget)
+	t.Cleanup(cancelTimeout)
 	return ctx
 }
 
@@ -61,27 +83,50 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// run runs one step: actions that end by waiting for what they bring. It
+// fails when the step does not finish within stepBudget.
 func run(t *testing.T, ctx context.Context, step string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		// Say where the page was: its address and what it showed.
-		short, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		html, _ := chromedp.Run(short, chromedp.OuterHTML("main"))
-		url, _ := chromedp.Run(short, chromedp.Location())
-		screenshot(t, short, "failed")
-		t.Fatalf("%s: %v\nat %s:\n%s", step, err, url, html)
+	bounded, cancel := context.WithTimeout(ctx, stepBudget)
+	defer cancel()
+	if err := chromedp.Do(bounded, actions...); err != nil {
+		failAt(t, ctx, step, err)
 	}
 }
 
-// read returns what an action reads from the page.
+// until waits for a JavaScript condition to hold, within the step's bound
+// (run).
+func until(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(0))
+}
+
+// read returns what an action reads from the page (waiting, as chromedp's
+// queries do, for the element to be there), within stepBudget.
 func read(t *testing.T, ctx context.Context, a chromedp.Action[string]) string {
 	t.Helper()
-	v, err := chromedp.Run(ctx, a)
+	bounded, cancel := context.WithTimeout(ctx, stepBudget)
+	defer cancel()
+	v, err := chromedp.Run(bounded, a)
 	if err != nil {
-		t.Fatal(err)
+		failAt(t, ctx, "read", err)
 	}
 	return v
+}
+
+// failAt fails the test, saying where the page was: its address and what
+// it showed. It asks the browser with a context of its own, as ctx may
+// have ended.
+func failAt(t *testing.T, ctx context.Context, step string, err error) {
+	t.Helper()
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("gave up waiting (a step may take %v, a test's browser %v): %w", stepBudget, browserBudget, err)
+	}
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookBudget)
+	defer cancel()
+	html, _ := chromedp.Run(look, chromedp.OuterHTML("main"))
+	url, _ := chromedp.Run(look, chromedp.Location())
+	screenshot(t, look, "failed")
+	t.Fatalf("%s: %v\nat %s:\n%s", step, err, url, html)
 }
 
 // TestHumanInTheBrowser walks what docs/protocol.md gives humans, in Chromium:

@@ -27,6 +27,9 @@ func (s *server) liveStream(c *fiber.Ctx) error {
 			}
 		})
 	}()
+	// Changes' first item, a heartbeat, says it listens: the answer starts
+	// only then, so that a page whose stream is open misses no change.
+	<-changes
 	serveSSE(c, "parley live", changes, cancel, func(w *bufio.Writer, pos int64) {
 		if pos == 0 {
 			w.WriteString(": heartbeat\n\n")

@@ -14,7 +14,7 @@ import (
 // netHTTP serves a net/http handler (the MCP endpoint) from Fiber. Fiber's
 // own adaptor holds the whole answer back until the handler returns, but a
 // waiting MCP tool call streams notifications/progress that must reach the
-// client while it waits (PARLEY.md §13, errata 2). So the handler runs on a
+// client while it waits (docs/protocol.md §13, errata 2). So the handler runs on a
 // goroutine of its own: if it returns without flushing, its answer is sent
 // whole, as the adaptor would; from its first Flush on, the answer is a
 // stream, each write sent as it comes.

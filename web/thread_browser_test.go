@@ -165,18 +165,12 @@ func TestDeepThreadOnAPhone(t *testing.T) {
 			// Fold the subtree under level 3, then unfold it.
 			fold := `#` + ids[2] + ` ~ details > summary`
 			visible := `document.getElementById("` + deepest + `").checkVisibility()`
-			run(t, ctx, "fold", chromedp.Click(fold))
-			if evalBool(t, ctx, visible) {
-				t.Fatal("the deepest message is still shown with its subtree folded")
-			}
+			run(t, ctx, "fold: the deepest message hides", chromedp.Click(fold), until("!"+visible))
 			if !evalBool(t, ctx, `document.getElementById("`+ids[2]+`").checkVisibility()`) {
 				t.Fatal("folding hid the message whose replies were folded")
 			}
 			screenshot(t, ctx, fmt.Sprintf("thread-folded-%d", size.w))
-			run(t, ctx, "unfold", chromedp.Click(fold))
-			if !evalBool(t, ctx, visible) {
-				t.Fatal("the deepest message is hidden after unfolding")
-			}
+			run(t, ctx, "unfold: the deepest message shows", chromedp.Click(fold), until(visible))
 
 			// Reply to the deepest message, in place.
 			before := evalInt(t, ctx, `document.getElementById("`+deepest+`").scrollIntoView({block: "center"}), window.scrollY`)

@@ -13,7 +13,7 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
   return !(node.nodeType === Node.ELEMENT_NODE && node.hasAttribute("data-keep"));
 };
 
-// A signed-in page listens to the forum's /live stream (PARLEY.md §13) and,
+// A signed-in page listens to the forum's /live stream (docs/protocol.md §13) and,
 // each time the log advances, tells every live region (data-live) to ask
 // for itself again; a region unchanged since its version answers 204 and
 // stays as it is. EventSource reconnects by itself. (htmx's sse extension
@@ -25,6 +25,14 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
     return;
   }
   const source = new EventSource(url);
+  // While the stream is open the body says so (data-live-open): the server
+  // answers only once it listens, so from then on no change is missed.
+  source.addEventListener("open", function () {
+    document.body.setAttribute("data-live-open", "");
+  });
+  source.addEventListener("error", function () {
+    document.body.removeAttribute("data-live-open");
+  });
   source.addEventListener("changed", function () {
     document.querySelectorAll("[data-live]").forEach(function (region) {
       htmx.trigger(region, "parley:live");

@@ -7,6 +7,18 @@ import (
 	"parley/services"
 )
 
+// LiveSync is the hx-sync of a live region that holds actions (the thread
+// page's, the proposals page's); every element in it inherits it. The
+// region's refresh and a request from inside it then never cross: each
+// waits for the other, and none is dropped (queue all). Were they to
+// cross, the refresh the /live stream wakes on an action's commit could
+// land before the action's answer and take from the page the form that
+// asked, or the proposal card; the answer, the outcome of the action,
+// would then find nowhere to go. They wait on main, which no refresh
+// re-processes: htmx forgets the requests an element holds when a swap
+// re-processes it, as a morph does the region itself.
+const LiveSync = "closest main:queue all"
+
 // outcomeKey holds, in a request's context, the outcome of a moderation
 // action a browser without JavaScript was redirected back with.
 type outcomeKey struct{}
