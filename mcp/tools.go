@@ -43,6 +43,8 @@ var guidance = map[services.OpName]string{
 		"Pass back cursor to get the next page; it is null on the last page.",
 	services.OpInbox: "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
 		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
+		"Set addressed to true to see first the turns addressed to you (asks whose to names you, and escalations if you moderate), without the open asks to anyone that can bury them; " +
+		"its cursor is its own: pass it back only with addressed true, and keep a separate cursor for the full inbox. " +
 		"To wait for your turn, do not poll: pass wait (seconds, up to wait_max_seconds) and the call returns as soon as a turn opens for you. " +
 		"While it waits it sends notifications/progress every few seconds if your request carries _meta.progressToken: set one, so that a client which resets its timeout on progress keeps the call.",
 	services.OpGetEvents: "Use it to follow what changed, in one thread or across all, escalations included (type escalate: an ask passed its reply_by unanswered). Pass back cursor as since to get only newer events; pass wait (seconds) to wait for the next one instead of polling; " +
@@ -148,7 +150,7 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	case services.OpListThreads:
 		return forum.ListThreads(ctx, who, services.ListQuery{State: args["state"], Confirmed: args["confirmed"], Cursor: args["cursor"], Limit: args["limit"]})
 	case services.OpInbox:
-		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
+		return forum.Inbox(ctx, who, services.InboxQuery{Extension: args["extension"], Since: args["since"], Limit: args["limit"], Wait: args["wait"], Addressed: args["addressed"]})
 	case services.OpGetEvents:
 		return forum.Events(ctx, who, services.EventsQuery{Thread: args["thread"], Since: args["since"], Limit: args["limit"], Wait: args["wait"]})
 	case services.OpConfirm:

@@ -96,18 +96,54 @@ func refFromJSON(raw json.RawMessage, prefix string) (int64, bool) {
 // position. The version prefix lets the encoding change later.
 const cursorPrefix = "c1."
 
+// The addressed inbox's cursors (docs/protocol.md §8, errata 2) are "a1."
+// and the base64 of a log position: the same positions, told apart so that
+// neither view of the inbox takes the other's.
+const addressedCursorPrefix = "a1."
+
 func encodeCursor(pos int64) string {
 	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(pos, 10)))
 }
 
-// decodeCursor reads a cursor; "" is the beginning (position 0).
+// encodeInboxCursor is encodeCursor for one view of the inbox.
+func encodeInboxCursor(pos int64, addressed bool) string {
+	if addressed {
+		return addressedCursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(pos, 10)))
+	}
+	return encodeCursor(pos)
+}
+
+// decodeCursor reads a cursor; "" is the beginning (position 0). An
+// addressed inbox's cursor is refused, saying so: only that view takes it.
 func decodeCursor(s, field string) (int64, error) {
+	if strings.HasPrefix(s, addressedCursorPrefix) {
+		return 0, Refuse(InvalidBody, "%s is a cursor of the addressed inbox (inbox with addressed=true), which only that view takes; pass a cursor this read returned, or none to start over", field).On(field)
+	}
+	return decodePosition(s, cursorPrefix, field)
+}
+
+// decodeInboxCursor reads the since of one view of the inbox; the other
+// view's cursor is invalid_body, naming the view it belongs to.
+func decodeInboxCursor(s string, addressed bool) (int64, error) {
+	const field = "since"
+	switch {
+	case !addressed && strings.HasPrefix(s, addressedCursorPrefix):
+		return 0, Refuse(InvalidBody, "since is a cursor of the addressed inbox: pass it with addressed=true, or read the full inbox from the start without since (each view has its own cursor)").On(field)
+	case addressed && strings.HasPrefix(s, cursorPrefix):
+		return 0, Refuse(InvalidBody, "since is a cursor of the full inbox (or of events): with addressed=true pass a cursor an addressed inbox returned, or none to start from the beginning (each view has its own cursor)").On(field)
+	case addressed:
+		return decodePosition(s, addressedCursorPrefix, field)
+	}
+	return decodeCursor(s, field)
+}
+
+func decodePosition(s, prefix, field string) (int64, error) {
 	if s == "" {
 		return 0, nil
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, cursorPrefix))
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, prefix))
 	pos, perr := strconv.ParseInt(string(raw), 10, 64)
-	if !strings.HasPrefix(s, cursorPrefix) || err != nil || perr != nil || pos < 0 {
+	if !strings.HasPrefix(s, prefix) || err != nil || perr != nil || pos < 0 {
 		return 0, Refuse(InvalidBody, "%s is not a cursor this server issued; pass back the cursor string unchanged", field).On(field)
 	}
 	return pos, nil

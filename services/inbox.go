@@ -15,7 +15,8 @@ type InboxQuery struct {
 	Extension string `json:"extension,omitempty"`
 	Since     string `json:"since,omitempty"`
 	Limit     string `json:"limit,omitempty"`
-	Wait      string `json:"wait,omitempty"` // seconds to wait for a turn (§13)
+	Wait      string `json:"wait,omitempty"`      // seconds to wait for a turn (§13)
+	Addressed string `json:"addressed,omitempty"` // "true": only the turns that name the caller (§8, errata 2)
 }
 
 // InboxItem is one thread awaiting the caller, with the message whose turn
@@ -49,6 +50,22 @@ type Inbox struct {
 // whatever its awaiting and the extension given, except that its turn is
 // hidden from the ask's own author as every own question is: the asker
 // knows it went unanswered, and the Overdue page shows it to all.
+//
+// With addressed=true (errata 2) it is the addressed view: the same turns
+// less those awaiting anyone — so the turns awaiting the caller's identity,
+// its extension's or none, and for a human or a lock holder the escalated
+// threads, whoever they await (§8 names them in that view). Its cursor is
+// its own ("a1.", see ids.go); a cursor of either view is invalid_body in
+// the other, with a message that names the view it came from.
+//
+// Reading: "its cursor is its own" is taken as a tag on the same positions,
+// not a second sequence: both views page the log's turn positions in the
+// same order, and the tag only stops a client from skipping, in the full
+// view, the asks to anyone that the addressed view passed over (and from
+// taking a full view's cursor, or get_events', for an addressed one). An
+// addressed read that waits is woken by a turn awaiting the caller's
+// identity or an escalation (for humans and lock holders), never by one
+// awaiting anyone.
 func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, error) {
 	if err := need(who, RightRead); err != nil {
 		return Inbox{}, err
@@ -57,7 +74,15 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if err != nil {
 		return Inbox{}, err
 	}
-	since, err := decodeCursor(q.Since, "since")
+	var addressed bool
+	switch q.Addressed {
+	case "", "false":
+	case "true":
+		addressed = true
+	default:
+		return Inbox{}, Refuse(InvalidBody, "addressed must be true or false").On("addressed")
+	}
+	since, err := decodeInboxCursor(q.Since, addressed)
 	if err != nil {
 		return Inbox{}, err
 	}
@@ -71,10 +96,10 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	if err != nil {
 		return Inbox{}, err
 	}
-	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
-	err = f.waiting(ctx, wait, func() <-chan struct{} { return f.hub.waitTurn(who) }, func(ctx context.Context) (bool, error) {
+	out := Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}
+	err = f.waiting(ctx, wait, func() <-chan struct{} { return f.hub.waitTurn(who, addressed) }, func(ctx context.Context) (bool, error) {
 		var err error
-		out, err = f.inboxPage(ctx, who, q.Extension, since, limit)
+		out, err = f.inboxPage(ctx, who, q.Extension, since, limit, addressed)
 		return len(out.Items) > 0, err
 	})
 	if err != nil {
@@ -83,14 +108,15 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	return out, nil
 }
 
-// inboxPage reads one page of the inbox after the since position.
-func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int) (Inbox, error) {
+// inboxPage reads one page of the inbox after the since position, of the
+// addressed view when addressed is set.
+func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int, addressed bool) (Inbox, error) {
 	var (
 		threads []models.Thread
 		msgs    map[int64]models.Message
 	)
 	keep, err := f.settleWith(ctx, func(horizon *int64) ([]int64, error) {
-		rows, err := f.inboxTurns(ctx, who, extension, since, limit, horizon)
+		rows, err := f.inboxTurns(ctx, who, extension, since, limit, addressed, horizon)
 		if err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
@@ -117,7 +143,7 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 		return Inbox{}, err
 	}
 	threads = threads[:keep]
-	out := Inbox{Items: []InboxItem{}, Cursor: encodeCursor(since)}
+	out := Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}
 	if len(threads) == 0 {
 		return out, nil
 	}
@@ -128,7 +154,7 @@ func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, sin
 	for _, th := range threads {
 		out.Items = append(out.Items, InboxItem{Thread: f.threadShape(th, now), Message: messageShape(msgs[th.TurnMessageID]), position: th.TurnSeq})
 	}
-	out.Cursor = encodeCursor(threads[len(threads)-1].TurnSeq)
+	out.Cursor = encodeInboxCursor(threads[len(threads)-1].TurnSeq, addressed)
 	return out, nil
 }
 

@@ -15,7 +15,17 @@ import (
 // BUFFERS when analyze is set), SQLite's query plan. For operators,
 // benchmarks and the test that keeps the plan index-ordered.
 func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
-	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault)
+	return f.explainInbox(ctx, who, analyze, false)
+}
+
+// ExplainAddressedInbox is ExplainInbox for the addressed view (inbox with
+// addressed=true): its page of the turns awaiting who's identity.
+func (f *Forum) ExplainAddressedInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
+	return f.explainInbox(ctx, who, analyze, true)
+}
+
+func (f *Forum) explainInbox(ctx context.Context, who Caller, analyze, addressed bool) (string, error) {
+	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault, addressed)
 	explain, col := "EXPLAIN QUERY PLAN ", 3
 	if models.IsPostgresDB(f.db) {
 		explain, col = "EXPLAIN ", 0

@@ -19,11 +19,11 @@ import (
 // store_notify.go), and on SQLite a watcher of the file (store_sqlite_watch.go).
 type hub struct {
 	mu    sync.Mutex
-	next  chan struct{}            // closed at the next advance
-	turns map[string]chan struct{} // per identity: closed when a turn may have opened for it
-	mods  map[string]bool          // identities in turns that are humans or lock holders
-	pos   int64                    // the highest position announced
-	own   ownWrites                // on SQLite: this process's positions, for the watcher
+	next  chan struct{}                // closed at the next advance
+	turns map[turnWaiter]chan struct{} // per identity and view: closed when a turn may have opened for it
+	mods  map[turnWaiter]bool          // waiters in turns that are humans or lock holders
+	pos   int64                        // the highest position announced
+	own   ownWrites                    // on SQLite: this process's positions, for the watcher
 }
 
 // The audiences an advance names besides identities.
@@ -33,7 +33,7 @@ const (
 )
 
 func newHub() *hub {
-	return &hub{next: make(chan struct{}), turns: map[string]chan struct{}{}, mods: map[string]bool{}}
+	return &hub{next: make(chan struct{}), turns: map[turnWaiter]chan struct{}{}, mods: map[turnWaiter]bool{}}
 }
 
 // wait returns a channel that is closed when the log next advances. Take
@@ -45,55 +45,75 @@ func (h *hub) wait() <-chan struct{} {
 	return h.next
 }
 
+// turnWaiter is whom a waiting inbox waits for: an identity, and whether
+// it reads the addressed view (docs/protocol.md §8, errata 2), which a
+// turn awaiting anyone cannot change.
+type turnWaiter struct {
+	identity  string
+	addressed bool
+}
+
 // waitTurn is wait for an inbox: its channel is closed only when a turn
-// may have opened for who — addressed to its identity or to anyone, or an
-// escalation when who is a human or a lock holder. A thousand waiting
-// inboxes are not all woken by every post. (Waiters of one identity share
-// a channel: one closed for another extension's turn costs a re-read.)
-func (h *hub) waitTurn(who Caller) <-chan struct{} {
+// may have opened for who — addressed to its identity or, unless the inbox
+// is the addressed view, to anyone; or an escalation when who is a human
+// or a lock holder. A thousand waiting inboxes are not all woken by every
+// post, and an addressed inbox sleeps through asks to anyone. (Waiters of
+// one identity and view share a channel: one closed for another
+// extension's turn costs a re-read.)
+func (h *hub) waitTurn(who Caller, addressed bool) <-chan struct{} {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch, ok := h.turns[who.Identity]
+	k := turnWaiter{who.Identity, addressed}
+	ch, ok := h.turns[k]
 	if !ok {
 		ch = make(chan struct{})
-		h.turns[who.Identity] = ch
+		h.turns[k] = ch
 	}
 	if who.Human() || who.LockHolder() {
-		h.mods[who.Identity] = true
+		h.mods[k] = true
 	}
 	return ch
 }
 
 // advance wakes the waiters that an advance to pos concerns: every event
-// waiter and stream, and the inboxes of the audience (identities, anyone,
-// moderators); an empty audience is news for everyone.
+// waiter and stream, and the inboxes of the audience (identities, anyone —
+// but not the addressed views —, moderators); an empty audience is news
+// for everyone.
 func (h *hub) advance(pos int64, audience ...string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pos = max(h.pos, pos)
 	close(h.next)
 	h.next = make(chan struct{})
-	wake := func(id string) {
-		if ch, ok := h.turns[id]; ok {
+	wake := func(k turnWaiter) {
+		if ch, ok := h.turns[k]; ok {
 			close(ch)
-			delete(h.turns, id)
-			delete(h.mods, id)
+			delete(h.turns, k)
+			delete(h.mods, k)
 		}
 	}
-	if len(audience) == 0 || slices.Contains(audience, audienceAnyone) {
-		for id := range h.turns {
-			wake(id)
+	if len(audience) == 0 {
+		for k := range h.turns {
+			wake(k)
 		}
 		return
 	}
 	for _, a := range audience {
-		if a == audienceModerators {
-			for id := range h.mods {
-				wake(id)
+		switch a {
+		case audienceAnyone:
+			for k := range h.turns {
+				if !k.addressed {
+					wake(k)
+				}
 			}
-			continue
+		case audienceModerators:
+			for k := range h.mods {
+				wake(k)
+			}
+		default:
+			wake(turnWaiter{a, false})
+			wake(turnWaiter{a, true})
 		}
-		wake(a)
 	}
 }
 

@@ -55,3 +55,59 @@ func TestInboxPlanWalksTheIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestAddressedInboxPlanWalksOneRange reads the addressed inbox's plan
+// (docs/protocol.md §8, errata 2) in a seeded forum of 5,000 threads
+// awaiting anyone, one in a hundred of them re-addressed to the reader:
+// both databases walk the reader's range of threads_inbox in turn order,
+// stop after a page, sort nothing they walked, and never touch the range
+// of the turns awaiting anyone (no second branch, no merge).
+func TestAddressedInboxPlanWalksOneRange(t *testing.T) {
+	for _, c := range []struct {
+		dialect   string
+		want, not []string
+	}{
+		{"postgres", []string{"Index Scan using threads_inbox on threads"}, []string{"Merge Append", "Append"}},
+		{"sqlite", []string{"SEARCH threads USING INDEX threads_inbox (awaiting_identity=? AND turn_seq>?)"}, []string{"UNION ALL", "anyone", "MERGE"}},
+	} {
+		t.Run(c.dialect, func(t *testing.T) {
+			db := dbtest.Fresh(t, c.dialect)
+			forum, ctx := services.New(db, services.Config{}), context.Background()
+			if err := forum.Seed(ctx, 5000, 2, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Exec("UPDATE threads SET awaiting_identity = 'ainotes:reader' WHERE id % 100 = 0").Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Exec("ANALYZE").Error; err != nil {
+				t.Fatal(err)
+			}
+			plan, err := forum.ExplainAddressedInbox(ctx, services.Caller{Identity: "ainotes:reader"}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("plan:\n%s", plan)
+			for _, want := range c.want {
+				if !strings.Contains(plan, want) {
+					t.Errorf("the addressed inbox's plan lacks %q:\n%s", want, plan)
+				}
+			}
+			for _, not := range c.not {
+				if strings.Contains(plan, not) {
+					t.Errorf("the addressed inbox's plan has %q (a second range?):\n%s", not, plan)
+				}
+			}
+			if strings.Count(plan, "threads_inbox") != 1 {
+				t.Errorf("the addressed inbox walks threads_inbox more than once:\n%s", plan)
+			}
+			lines := strings.Split(plan, "\n")
+			for i, line := range lines {
+				node := strings.TrimPrefix(strings.TrimSpace(line), "->  ")
+				if strings.HasPrefix(node, "Sort  (") || strings.HasPrefix(node, "Incremental Sort") ||
+					strings.Contains(line, "TEMP B-TREE") && (i == 0 || !strings.HasPrefix(lines[i-1], "SCAN ")) {
+					t.Errorf("the addressed inbox sorts what it walked:\n%s", plan)
+				}
+			}
+		})
+	}
+}

@@ -53,8 +53,12 @@ func turnFields(r *turnRow) []any {
 // page (see settle); on PostgreSQL both statements go to pgx in one batch,
 // which runs them in turn, so the page's snapshot still follows the
 // horizon's.
-func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, horizon *int64) ([]turnRow, error) {
-	sql, args := inboxTurnsSQL(who, ext, since, limit)
+//
+// The addressed view (addressed set) is the first branch alone: one range
+// of threads_inbox, the caller's identity's, walked in turn order and cut
+// after limit rows — however many turns await anyone, it never reads them.
+func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, addressed bool, horizon *int64) ([]turnRow, error) {
+	sql, args := inboxTurnsSQL(who, ext, since, limit, addressed)
 	if horizon != nil && models.IsPostgresDB(f.db) {
 		rows, ok, err := f.horizonAndPagePgx(ctx, sql, args, limit, horizon)
 		if ok || err != nil {
@@ -106,7 +110,7 @@ func (f *Forum) horizonAndPagePgx(ctx context.Context, sql string, args []any, l
 // horizonPG is horizonSQL as pgx takes it.
 var horizonPG = numbered(horizonSQL)
 
-func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []any) {
+func inboxTurnsSQL(who Caller, ext string, since int64, limit int, addressed bool) (string, []any) {
 	branch := `SELECT * FROM (SELECT ` + qualified("threads", threadColumns) + ` FROM threads
 		JOIN messages turn ON turn.id = threads.turn_message_id
 		WHERE threads.awaiting_identity = ? %s AND threads.turn_seq > ?
@@ -121,13 +125,18 @@ func inboxTurnsSQL(who Caller, ext string, since int64, limit int) (string, []an
 		mineArgs = append(mineArgs, "", ext)
 	}
 	mineArgs = append(mineArgs, since, who.Identity, ext, limit)
-	anyArgs := []any{anyone.identity, since, who.Identity, ext, limit}
-	page := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
 	// The page's turn messages join it once it is cut to limit rows: the
 	// branches' rows, twice as many, carry no message bodies.
-	sql := "WITH page AS (" + page + ") SELECT page.*, " + turnColumns +
-		" FROM page JOIN messages turn ON turn.id = page.turn_message_id ORDER BY page.turn_seq"
-	return sql, append(append(mineArgs, anyArgs...), limit)
+	withMessages := func(page string) string {
+		return "WITH page AS (" + page + ") SELECT page.*, " + turnColumns +
+			" FROM page JOIN messages turn ON turn.id = page.turn_message_id ORDER BY page.turn_seq"
+	}
+	if addressed {
+		return withMessages(fmt.Sprintf(branch, mineExt, "mine")), mineArgs
+	}
+	anyArgs := []any{anyone.identity, since, who.Identity, ext, limit}
+	page := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT ?"
+	return withMessages(page), append(append(mineArgs, anyArgs...), limit)
 }
 
 // terminalList is terminalStates as an SQL list of literals.

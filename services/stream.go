@@ -73,7 +73,7 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 	defer beat.Stop()
 	readInbox := true
 	for {
-		news, turns := f.hub.wait(), f.hub.waitTurn(who)
+		news, turns := f.hub.wait(), f.hub.waitTurn(who, false)
 		held := false
 		qctx, cancel := context.WithTimeout(context.WithValue(ctx, heldBackKey{}, &held), f.queryTimeout)
 		items, next, err := f.streamPage(qctx, who, at, readInbox)
@@ -196,7 +196,7 @@ func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, rea
 
 // inboxPositions is inboxPage with each item's log position.
 func (f *Forum) inboxPositions(ctx context.Context, who Caller, since int64, limit int) ([]InboxItem, []int64, error) {
-	page, err := f.inboxPage(ctx, who, "", since, limit)
+	page, err := f.inboxPage(ctx, who, "", since, limit, false)
 	if err != nil {
 		return nil, nil, err
 	}
