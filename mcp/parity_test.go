@@ -99,6 +99,11 @@ func parityScenario() []step {
 		{"bob", "search", map[string]any{"q": "port", "cursor": "c1.MA"}, services.InvalidBody},
 		{"bob", "search", map[string]any{"q": "port", "thread": "th_9"}, services.ThreadNotFound},
 		{"", "search", map[string]any{"q": "port"}, services.TokenMissing},
+		// A retry replays (replayed true in both bodies); a reuse is refused.
+		{"carol", "post", map[string]any{"kind": "ask", "body": "Retried?", "idempotency_key": "carol-1"}, ""},
+		{"carol", "post", map[string]any{"kind": "ask", "body": "Retried?", "idempotency_key": "carol-1"}, ""},
+		{"carol", "post", map[string]any{"kind": "ask", "body": "Reused?", "idempotency_key": "carol-1"}, services.IdempotencyKeyReused},
+		{"carol", "post", map[string]any{"kind": "ask", "body": "Bad key", "idempotency_key": "not a key"}, services.InvalidBody},
 	}
 	for range postsPerMinute {
 		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})

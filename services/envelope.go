@@ -34,6 +34,11 @@ type Envelope struct {
 
 	// The guard profile's field (docs/protocol.md §14).
 	ReplyBy *time.Time // ask: the deadline of the turn it opens
+
+	// IdempotencyKey makes a retry safe (docs/protocol.md §3, errata 2):
+	// the body's idempotency_key or the Idempotency-Key header, "" when
+	// neither. It is no part of what the envelope says (envelopeHash).
+	IdempotencyKey string
 }
 
 // Address names an identity, optionally one of its extensions.
@@ -52,7 +57,7 @@ var envelopeFields = map[string]bool{
 	"parley": true, "kind": true, "thread": true, "parent": true, "from": true,
 	"body": true, "provenance": true, "to": true, "state": true,
 	"claim": true, "evidence": true, "supersedes": true, "valid_until": true,
-	"reply_by": true,
+	"reply_by": true, "idempotency_key": true,
 }
 
 // dialecticFields belong to the dialectic profile's acts only, each to
@@ -110,7 +115,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 	case dialecticFields[key] != nil && !slices.Contains(dialecticFields[key], env.Kind):
 		return Refuse(InvalidBody, "%s belongs to the dialectic profile's %s, not to %s", key, kindNames(dialecticFields[key], " and "), env.Kind).On(key)
 	case !envelopeFields[key]:
-		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to, state, reply_by (ask only), and for the dialectic profile's acts claim, evidence, supersedes and valid_until", key).On(key)
+		return Refuse(InvalidBody, "unknown field %q: an envelope has parley, kind, thread, parent, from, body, provenance, to, state, reply_by (ask only), idempotency_key, and for the dialectic profile's acts claim, evidence, supersedes and valid_until", key).On(key)
 	}
 	if isNull(raw) {
 		return nullField(key)
@@ -161,6 +166,12 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 		return f.readValidUntil(raw, env)
 	case "reply_by":
 		return f.readReplyBy(raw, env)
+	case "idempotency_key":
+		var k string
+		if json.Unmarshal(raw, &k) != nil || !validIdempotencyKey(k) {
+			return badIdempotencyKey("idempotency_key must be")
+		}
+		env.IdempotencyKey = k
 	}
 	return nil
 }

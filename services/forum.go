@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -40,6 +41,7 @@ type Forum struct {
 	queryTimeout time.Duration
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
 	digest       func() string // the manifest's, computed once
+	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 }
 
 // New builds a Forum over a migrated database.

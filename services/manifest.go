@@ -81,7 +81,7 @@ func (op Operation) AllowedFor(who Caller) bool {
 // the body into one arguments object.
 type Param struct {
 	Name        string
-	In          string // "path" or "query"
+	In          string // "path", "query" or "header" (HTTP only: MCP has none)
 	Description string
 	Type        string // "" (a string), "integer" or "boolean"
 }
@@ -106,8 +106,10 @@ var Operations = []Operation{
 		Description: "Your identity, author kind, rights, label and badge, how many threads await your reply, and the manifest's version and digest.",
 		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200, Params: []Param{extParam}},
 	{Name: OpPost, MCPTool: string(OpPost), HTTP: "POST /api/v1/messages", Right: NeedWrite, Title: "Post a message",
-		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim.",
-		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201},
+		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim. " +
+			"Set idempotency_key (a fresh value per new post, such as a UUID) on every post you might send again: resending the same envelope with the same key within 24 hours stores nothing new and answers the first result again, with replayed true.",
+		Method: "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201, Params: []Param{
+			{"Idempotency-Key", "header", "HTTP only: the same as the envelope's idempotency_key; if both are given they must be equal. A replay answers 200 with Idempotent-Replayed: true.", ""}}},
 	{Name: OpReadThread, MCPTool: string(OpReadThread), HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: NeedRead, Title: "Read a thread",
 		Description: "Read a thread: its state, awaiting and its messages nested by parent, or only a part of them.",
 		Method:      "GET", Path: "/api/v1/threads/{thread}", Response: ThreadView{}, Status: 200, Params: []Param{threadParam,
@@ -278,20 +280,21 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		Operations: Operations,
 		Envelope: EnvelopeInfo{
 			Fields: map[string]string{
-				"parley":      `optional; "1" if present`,
-				"kind":        "required; one of the nine acts, or a dialectic act (profiles: assert, attest, refute, verify)",
-				"thread":      `required except for an ask or assert that opens a new thread; "th_N" or N`,
-				"parent":      `optional; the message replied to, "msg_N" or N; defaults to the thread's root (for attest, refute and verify: the claim's message)`,
-				"from":        `optional; {"extension": "<sub-agent name>"} matching [a-z0-9][a-z0-9._-]{0,63}`,
-				"body":        "required; 1 to body_max_chars Unicode code points, at least one non-space",
-				"provenance":  `optional; {"model": "...", "client": "..."}, each at most provenance_field_max_chars`,
-				"to":          `ask only, optional; {"identity": "<realm>:<handle>" or "human:<name>", "extension": "..."}`,
-				"state":       "mark only, required; the state to mark",
-				"claim":       "dialectic attest, refute and verify only; see profiles",
-				"evidence":    "dialectic acts only; see profiles",
-				"supersedes":  "dialectic assert only; see profiles",
-				"valid_until": "dialectic assert only; see profiles",
-				"reply_by":    "ask only, optional (guard profile); RFC 3339, in the future, at most reply_by_max_hours ahead: the deadline for the turn the ask opens",
+				"parley":          `optional; "1" if present`,
+				"kind":            "required; one of the nine acts, or a dialectic act (profiles: assert, attest, refute, verify)",
+				"thread":          `required except for an ask or assert that opens a new thread; "th_N" or N`,
+				"parent":          `optional; the message replied to, "msg_N" or N; defaults to the thread's root (for attest, refute and verify: the claim's message)`,
+				"from":            `optional; {"extension": "<sub-agent name>"} matching [a-z0-9][a-z0-9._-]{0,63}`,
+				"body":            "required; 1 to body_max_chars Unicode code points, at least one non-space",
+				"provenance":      `optional; {"model": "...", "client": "..."}, each at most provenance_field_max_chars`,
+				"to":              `ask only, optional; {"identity": "<realm>:<handle>" or "human:<name>", "extension": "..."}`,
+				"state":           "mark only, required; the state to mark",
+				"claim":           "dialectic attest, refute and verify only; see profiles",
+				"evidence":        "dialectic acts only; see profiles",
+				"supersedes":      "dialectic assert only; see profiles",
+				"valid_until":     "dialectic assert only; see profiles",
+				"reply_by":        "ask only, optional (guard profile); RFC 3339, in the future, at most reply_by_max_hours ahead: the deadline for the turn the ask opens",
+				"idempotency_key": "optional, and set it on every post you might resend; 1 to 64 characters of A-Z a-z 0-9 . _ : -, fresh per new post (a UUID will do), unique per token for 24 hours. Resending the same envelope with the same key stores nothing new and answers the first result again (replayed true); the same key with another envelope is refused idempotency_key_reused",
 			},
 			ServerSet:   []string{"id", "from.identity", "author_kind", "created_at"},
 			Example:     map[string]any{"parley": "1", "kind": "answer", "thread": "th_1", "parent": "msg_1", "from": map[string]string{"extension": "worker-2"}, "body": "The answer, in at most 500 characters."},

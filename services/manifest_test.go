@@ -23,7 +23,7 @@ func TestReasonsMatchTheProtocol(t *testing.T) {
 		"token_right_missing": 403, "thread_authority_missing": 403, "thread_not_found": 404,
 		"message_not_found": 404, "claim_not_found": 404, "identity_not_found": 404,
 		"parent_mismatch": 409, "self_reply": 409, "self_attest": 409, "thread_locked": 409,
-		"thread_ended": 409, "transition_invalid": 409, "state_changed": 409, "limit_exceeded": 409,
+		"thread_ended": 409, "transition_invalid": 409, "state_changed": 409, "idempotency_key_reused": 409, "limit_exceeded": 409,
 		"duplicate_body": 409, "loop_suspected": 409, "rate_limited": 429, "internal": 500, "unavailable": 503,
 	}
 	if len(services.Reasons) != len(want) {

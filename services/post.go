@@ -12,18 +12,37 @@ import (
 )
 
 // Posted answers post: the stored message and the thread after it, and
-// for a dialectic act the claim after it (docs/protocol.md §8.2).
+// for a dialectic act the claim after it (docs/protocol.md §8.2). Replayed
+// is true when the post was a retry (its idempotency_key was used before
+// for the same envelope): nothing was stored, and the rest is the first
+// post's answer as it was then (docs/protocol.md §3).
+//
+// Reading: replayed is in the answer's body on both bindings, not only
+// beside it over MCP, since an MCP tool's structured content is exactly
+// the HTTP body (docs/protocol.md §2.1); HTTP says it in its status (200)
+// and header (Idempotent-Replayed) as well.
 type Posted struct {
-	Message *Message `json:"message"`
-	Thread  Thread   `json:"thread"`
-	Claim   *Claim   `json:"claim,omitempty"`
+	Message  *Message `json:"message"`
+	Thread   Thread   `json:"thread"`
+	Claim    *Claim   `json:"claim,omitempty"`
+	Replayed bool     `json:"replayed,omitempty" jsonschema_description:"true when this post replays an earlier one with the same idempotency_key and envelope: nothing new was stored, and message, thread and claim are the first post's answer, as it was then."`
 }
 
 // Post carries out one envelope (docs/protocol.md §3–§7, §10): it parses it
 // strictly, checks rights, state, authority, loop protection, claims and
 // limits, and stores the message, the thread's new state and awaiting, the
-// claims it changes and the events, in one transaction.
+// claims it changes and the events, in one transaction. An envelope with an
+// idempotency_key the caller used in the last 24 hours is a retry and
+// answers the first post again, or a reuse and is refused
+// (idempotency.go).
 func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error) {
+	return f.PostKeyed(ctx, who, raw, "")
+}
+
+// PostKeyed is Post with the HTTP binding's Idempotency-Key header, ""
+// when absent: the same as the body's idempotency_key, and refused
+// invalid_body when both are given and differ.
+func (f *Forum) PostKeyed(ctx context.Context, who Caller, raw []byte, headerKey string) (Posted, error) {
 	if err := need(who, RightWrite); err != nil {
 		return Posted{}, err
 	}
@@ -31,12 +50,45 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 	if err != nil {
 		return Posted{}, err
 	}
+	if err := withHeaderKey(&env, headerKey); err != nil {
+		return Posted{}, err
+	}
 	if err := checkVerifier(who, env.Kind); err != nil {
 		return Posted{}, err
 	}
+	out, err := f.post(ctx, who, env)
+	if errors.Is(err, errKeyTaken) {
+		// Another post with this key committed while this one ran: this
+		// time it reads that one's row and replays it.
+		out, err = f.post(ctx, who, env)
+	}
+	if err != nil {
+		return Posted{}, fmt.Errorf("post: %w", err)
+	}
+	if env.IdempotencyKey != "" && !out.Replayed {
+		f.pruneKeys(ctx)
+	}
+	return out, nil
+}
+
+// post is Post's transaction: a keyed envelope's replay first, else the
+// chain of checks and the writes, and the key with the answer last.
+func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, error) {
 	var out Posted
 	ctx, written := withSink(ctx)
-	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		stale := false
+		if env.IdempotencyKey != "" {
+			var prior *storedKey
+			var err error
+			if prior, stale, err = priorKey(tx, who, env.IdempotencyKey, f.timestamp()); err != nil {
+				return err
+			}
+			if prior != nil {
+				out, err = replay(*prior, env)
+				return err
+			}
+		}
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
 		}
@@ -49,10 +101,13 @@ func (f *Forum) Post(ctx context.Context, who Caller, raw []byte) (Posted, error
 		} else {
 			out, err = f.reply(tx, who, env, superseded)
 		}
-		return err
+		if err != nil || env.IdempotencyKey == "" {
+			return err
+		}
+		return saveKey(tx, who, env, out, stale, f.timestamp())
 	})
 	if err != nil {
-		return Posted{}, fmt.Errorf("post: %w", err)
+		return Posted{}, err
 	}
 	f.published(written)
 	return out, nil

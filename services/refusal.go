@@ -36,6 +36,7 @@ const (
 	ThreadEnded            Reason = "thread_ended"
 	TransitionInvalid      Reason = "transition_invalid"
 	StateChanged           Reason = "state_changed"
+	IdempotencyKeyReused   Reason = "idempotency_key_reused"
 	LimitExceeded          Reason = "limit_exceeded"
 	DuplicateBody          Reason = "duplicate_body"
 	LoopSuspected          Reason = "loop_suspected"
@@ -72,6 +73,7 @@ var Reasons = []ReasonInfo{
 	{ThreadEnded, http.StatusConflict, "The thread's state of record is a side state (deferred, obsolete, rejected): it accepts only reopen (lock holder or human) and a human's re-mark."},
 	{TransitionInvalid, http.StatusConflict, "The mark this act carries is not allowed from the thread's current state, or would land a model's mark behind the state of record (see states.transitions and states.state_of_record); or a dialectic act is not allowed from the claim's status (see the dialectic profile's claim_transitions)."},
 	{StateChanged, http.StatusConflict, "confirm named a state that is neither the thread's pending proposal nor, with nothing pending, its confirmed state; read the thread again."},
+	{IdempotencyKeyReused, http.StatusConflict, "Your token used this idempotency_key in the last 24 hours for a different envelope: a retry must resend the same envelope; a new post needs a new key."},
 	{LimitExceeded, http.StatusConflict, "A per-thread limit (messages, depth) would be exceeded; see limits."},
 	{DuplicateBody, http.StatusConflict, "Guard profile: a model's body, case-folded and whitespace-collapsed, equals one of its own identity's last guard_recent_bodies bodies in this thread. Say something new, or nothing."},
 	{LoopSuspected, http.StatusConflict, "Guard profile: the conversation is running away. field parent: the guard_chain_max messages above your reply are all by models and carry no mark — reply higher up, or let a human or a lock holder step in. field thread: the thread holds guard_thread_run_max model messages in a row (thread.guard is \"paused\") — wait until a human or a lock holder acts in it."},

@@ -77,7 +77,12 @@ type bundleLine struct {
 // bcrypt password hashes, so humans sign in as before; tokens with the
 // hashes of their secrets only, so agents keep their tokens (a secret was
 // never stored). Browser sessions do not travel (leftOut).
-var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events"}
+//
+// Reading: idempotency keys travel (docs/protocol.md §3): a retry is
+// safe for 24 hours, and a forum moved within them still answers a
+// client's retry with the first result instead of storing it twice. Their
+// rows name tokens and messages, which travel with their ids.
+var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events", "idempotency_keys"}
 
 // leftOut are the tables a bundle does not carry, and why.
 var leftOut = map[string]string{

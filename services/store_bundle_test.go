@@ -100,7 +100,7 @@ func buildMovingForum(t *testing.T, w *world) movingForum {
 
 	side := w.must(alice, env{"kind": "ask", "body": "Rewrite it in Rust?"})
 	w.must(ada, env{"kind": "mark", "thread": side.Thread.ID, "state": "rejected", "body": "No."})
-	w.must(bob, env{"kind": "ask", "body": "Anyone for a review?"})
+	w.must(bob, env{"kind": "ask", "body": "Anyone for a review?", "idempotency_key": "review-1"})
 
 	c1 := w.must(alice, env{"kind": "assert", "body": "p99 is under 40 ms.", "evidence": proof("https://ci.example/1")})
 	w.must(bob, env{"kind": "attest", "thread": c1.Thread.ID, "claim": *c1.Message.Claim, "body": "Reproduced.",
@@ -230,6 +230,10 @@ func TestForumMovesWithNothingLost(t *testing.T) {
 			events, _ := to.Events(w.ctx, alice, services.EventsQuery{Limit: "200"})
 			inbox, _ := to.Inbox(w.ctx, bob, services.InboxQuery{Limit: "200"})
 			moved := &world{t: t, db: toDB, forum: to, ctx: w.ctx}
+			// An idempotency key travels: bob's retry after the move is a replay.
+			if p := moved.must(bob, env{"kind": "ask", "body": "Anyone for a review?", "idempotency_key": "review-1"}); !p.Replayed {
+				t.Fatalf("bob's retry after the move stored a new message %s", p.Message.ID)
+			}
 			fresh := moved.must(alice, env{"kind": "ask", "body": "First question after the move"})
 			newEvents, err := to.Events(w.ctx, alice, services.EventsQuery{Since: events.Cursor})
 			if err != nil || len(newEvents.Events) != 1 || newEvents.Events[0].Thread != fresh.Thread.ID {

@@ -88,6 +88,13 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 			"default":               jsonResponse("A refusal (docs/protocol.md §2.2); the HTTP status equals error.status.", refusal),
 		},
 	}
+	if op.Name == services.OpPost {
+		// A retry (docs/protocol.md §3): the first answer again, 200 instead of 201.
+		replay := jsonResponse("A replay: the idempotency key was used before for the same envelope; nothing new was stored, and the body is the first answer with replayed true.",
+			map[string]any{"$ref": "#/components/schemas/" + typeName(op.Response)})
+		replay["headers"] = map[string]any{"Idempotent-Replayed": map[string]any{"description": "true on a replay.", "schema": map[string]any{"type": "string", "enum": []string{"true"}}}}
+		out["responses"].(map[string]any)["200"] = replay
+	}
 	if op.Right != services.NeedNothing {
 		out["security"] = []map[string][]string{{"bearer": {}}}
 	}
@@ -99,6 +106,9 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 			schema = map[string]any{"type": "integer", "minimum": 1}
 		case "boolean":
 			schema = map[string]any{"type": "boolean"}
+		}
+		if p.In == "header" && p.Name == "Idempotency-Key" {
+			schema = map[string]any{"type": "string", "pattern": "^[A-Za-z0-9._:-]{1,64}$"}
 		}
 		params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": op.Requires(p), "description": p.Description, "schema": schema})
 	}

@@ -203,6 +203,7 @@ var plain = map[services.Reason]string{
 	services.ThreadEnded:            "This thread has ended: it takes only a reopen, or a human's re-mark.",
 	services.TransitionInvalid:      "The thread cannot move to that state from where it is now.",
 	services.StateChanged:           "The thread changed while you were looking at it: reload it and try again.",
+	services.IdempotencyKeyReused:   "This retry key was already used for a different message: send it again as a new post.",
 	services.LimitExceeded:          "This thread has reached one of its size limits.",
 	services.DuplicateBody:          "This says the same as an earlier message.",
 	services.LoopSuspected:          "The models are going round in circles here; a human or a moderator has to step in first.",
