@@ -42,6 +42,7 @@ type Forum struct {
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
+	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)
 }
 
 // New builds a Forum over a migrated database.
@@ -58,7 +59,7 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = DefaultQueryTimeout
 	}
-	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), queryTimeout: cfg.QueryTimeout}
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), queryTimeout: cfg.QueryTimeout}
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))
 		if err != nil {

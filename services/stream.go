@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,21 +33,20 @@ const (
 	StreamInbox StreamItemType = "parley.inbox"
 )
 
-// streamHeartbeat is how often a stream shows it is alive (§13: 15 s); it
-// also refreshes the stream's row, which counts it in streams_per_token.
+// streamHeartbeat is how often a stream shows it is alive (§13: 15 s).
+// Its row is refreshed apart from it, for all of a process's streams at
+// once (stream_local.go).
 const streamHeartbeat = 15 * time.Second
-
-// streamStale is how long a stream whose process died keeps counting.
-const streamStale = time.Minute
 
 // Stream sends the caller every event after since and every turn that
 // opened for it after since (the inbox without an extension), then
 // whatever comes next, as it comes, until send fails or ctx ends. It holds
 // no database connection while it waits. At most streams_per_token streams
 // per token run at once, across every server process (else rate_limited).
-// Once admitted it sends a heartbeat at once, so that the caller knows it
-// runs (a stream with nothing to send sends the next one only after
-// streamHeartbeat).
+// Once admitted it writes at once, after reading its first page: that
+// page's items, or a heartbeat when there are none, so that the caller
+// knows it runs (a stream with nothing to send sends the next heartbeat
+// only after streamHeartbeat).
 //
 // The two feeds keep their own positions, and a stream cursor carries both
 // (see streamCursor), so each is read only when there is news for it: the
@@ -65,10 +65,11 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 	if err != nil {
 		return err
 	}
-	defer f.db.Delete(&models.Stream{}, id)
-	if err := send(StreamItem{}); err != nil {
-		return nil
-	}
+	ls := f.addLocalStream(id, who.TokenID)
+	defer f.endLocalStream(ls)
+	// The first write admits the stream (the transport starts its answer):
+	// the first page's first item, or a heartbeat when there is none.
+	started := false
 	beat := time.NewTicker(streamHeartbeat)
 	defer beat.Stop()
 	readInbox := true
@@ -85,6 +86,7 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 			if err := send(it); err != nil {
 				return nil // the client went away
 			}
+			started = true
 		}
 		full := next != at
 		at = next
@@ -96,6 +98,12 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 			// again after the batch, news or not.
 			time.Sleep(streamBatch)
 			continue
+		}
+		if !started {
+			if err := send(StreamItem{}); err != nil {
+				return nil
+			}
+			started = true
 		}
 		readInbox = false
 		select {
@@ -109,7 +117,10 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 			if err := send(StreamItem{}); err != nil {
 				return nil
 			}
-			f.db.Model(&models.Stream{}).Where("id = ?", id).Update("seen_at", f.timestamp())
+		case reply := <-ls.probe:
+			if !answerProbe(reply, send) {
+				return nil
+			}
 		}
 		// Let a burst of writes come in: one read serves them all.
 		select {
@@ -117,32 +128,65 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 			return nil
 		case <-turns:
 			readInbox = true
+		case reply := <-ls.probe:
+			if !answerProbe(reply, send) {
+				return nil
+			}
 		case <-time.After(streamBatch):
 		}
 	}
 }
 
+// answerProbe writes a heartbeat for a probe and answers its result; false
+// when the write failed (the client went away).
+func answerProbe(reply chan<- error, send func(StreamItem) error) bool {
+	err := send(StreamItem{})
+	reply <- err
+	return err == nil
+}
+
 // streamBatch is the least time between two reads of a stream.
 const streamBatch = 250 * time.Millisecond
 
-// openStream counts the token's live streams under a lock on its token
-// row, and records a new one unless there are streams_per_token already.
+// openStream records a new stream unless the token has streams_per_token
+// counted already. At the limit, it first probes the token's streams this
+// process serves (a heartbeat written now; a failed write or a closed
+// connection releases the slot) and counts again.
+//
+// Reading: "makes sure each of the token's counted streams still has its
+// client" — a local stream is probed now; a stream of another process
+// counts while its owner refreshes it (every streamRefresh), and its owner
+// watches its connection, so a closed one is released by its owner as
+// quickly as a local one would be (see stream_local.go).
 func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
+	id, err := f.tryOpenStream(ctx, who)
+	var r *Refusal
+	if errors.As(err, &r) && r.Reason == RateLimited && f.probeLocalStreams(who.TokenID) > 0 {
+		id, err = f.tryOpenStream(ctx, who)
+	}
+	return id, err
+}
+
+// tryOpenStream counts the token's live streams under a lock on its token
+// row, and records a new one unless there are streams_per_token already.
+func (f *Forum) tryOpenStream(ctx context.Context, who Caller) (int64, error) {
 	s := models.Stream{TokenID: who.TokenID, OpenedAt: f.timestamp(), SeenAt: f.timestamp()}
+	ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+	defer cancel()
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if models.IsPostgresDB(tx) {
 			if err := tx.Exec("SELECT id FROM tokens WHERE id = ? FOR UPDATE", who.TokenID).Error; err != nil {
 				return err
 			}
 		}
-		var open int64
-		if err := tx.Model(&models.Stream{}).Where("token_id = ? AND seen_at > ?", who.TokenID, s.SeenAt.Add(-streamStale)).
-			Count(&open).Error; err != nil {
+		var counted []models.Stream
+		if err := tx.Where("token_id = ? AND seen_at > ?", who.TokenID, s.SeenAt.Add(-streamFresh)).
+			Find(&counted).Error; err != nil {
 			return err
 		}
-		if who.TokenID != 0 && int(open) >= f.limits.StreamsPerToken {
-			r := Refuse(RateLimited, "this token has %d streams open, the most it may (streams_per_token); close one first", open)
-			r.RetryAfter = int(streamHeartbeat.Seconds())
+		if who.TokenID != 0 && len(counted) >= f.limits.StreamsPerToken {
+			r := Refuse(RateLimited, "this token has %d streams open, each with its client just now, the most it may (streams_per_token); close one first", len(counted))
+			r.RetryAfter = f.streamRetryAfter(who.TokenID, counted, s.SeenAt)
 			return r
 		}
 		return tx.Create(&s).Error

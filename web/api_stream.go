@@ -22,10 +22,12 @@ func (s *server) stream(c *fiber.Ctx) error {
 	}
 	who := caller(c)
 	// The stream is admitted before the answer starts, so that a refusal
-	// (too many streams, a bad cursor) is an ordinary refusal. Stream's
-	// first item, a heartbeat, says it was admitted.
+	// (too many streams, a bad cursor) is an ordinary refusal; Stream's first
+	// write (an item, or a heartbeat) says it was admitted. Each send waits until its item is
+	// written and flushed, so that the service learns of a client gone at
+	// the write that found it (a probe, docs/protocol.md §13).
 	first := make(chan error, 1)
-	items := make(chan services.StreamItem)
+	items := make(chan streamWrite)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer close(items)
@@ -35,9 +37,15 @@ func (s *server) stream(c *fiber.Ctx) error {
 				started = true
 				first <- nil
 			}
+			ack := make(chan error, 1)
 			select {
-			case items <- it:
-				return nil
+			case items <- streamWrite{it, ack}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case err := <-ack:
+				return err
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -54,7 +62,17 @@ func (s *server) stream(c *fiber.Ctx) error {
 	return nil
 }
 
-func writeSSE(w *bufio.Writer, it services.StreamItem) {
+// streamWrite is an item on its way to the connection, and where to say
+// whether it got there.
+type streamWrite struct {
+	it  services.StreamItem
+	ack chan error
+}
+
+func (w streamWrite) written(err error) { w.ack <- err }
+
+func writeSSE(w *bufio.Writer, sw streamWrite) {
+	it := sw.it
 	if it.Type == "" {
 		w.WriteString(": heartbeat\n\n")
 		return

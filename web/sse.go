@@ -11,10 +11,20 @@ import (
 // whole has no write deadline (fasthttp's applies to whole answers).
 const streamWriteTimeout = 10 * time.Second
 
+// written is what an item of serveSSE implements to learn whether it
+// reached the connection: it is called after the item's write and flush,
+// with their error.
+type written interface{ written(error) }
+
 // serveSSE answers with Server-Sent Events: a comment line naming the
 // stream, then each item from items as write renders it, until items
-// closes, a write fails (the client went away) or the server shuts down;
-// then it calls done.
+// closes, a write fails or the connection closes (the client went away),
+// or the server shuts down; then it calls done.
+//
+// The connection closes with the stream (Connection: close): while it
+// runs, serveSSE reads the connection, which a client of a stream never
+// writes to, so that a FIN or an RST is seen at once rather than at the
+// next write (docs/protocol.md §13, "a closed stream stops counting").
 func serveSSE[T any](c *fiber.Ctx, name string, items <-chan T, done func(), write func(*bufio.Writer, T)) {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-store")
@@ -23,9 +33,24 @@ func serveSSE[T any](c *fiber.Ctx, name string, items <-chan T, done func(), wri
 	// context may already be recycled: take the connection and the
 	// server's shutdown signal now.
 	fctx := c.Context()
+	fctx.Response.SetConnectionClose()
 	conn, shutdown := fctx.Conn(), fctx.Done()
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer done()
+		closed := make(chan struct{})
+		// The server's read deadline (of the request) would end the
+		// watch: none while the stream runs; one in the past stops it.
+		conn.SetReadDeadline(time.Time{})
+		go func() {
+			defer close(closed)
+			var b [64]byte
+			for {
+				if _, err := conn.Read(b[:]); err != nil {
+					return // EOF (FIN), a reset, or the deadline set below
+				}
+			}
+		}()
+		defer func() { conn.SetReadDeadline(time.Now()); <-closed }()
 		w.WriteString(": " + name + "\n\n")
 		if w.Flush() != nil {
 			return
@@ -38,9 +63,15 @@ func serveSSE[T any](c *fiber.Ctx, name string, items <-chan T, done func(), wri
 				}
 				conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 				write(w, it)
-				if w.Flush() != nil {
+				err := w.Flush()
+				if a, ok := any(it).(written); ok {
+					a.written(err)
+				}
+				if err != nil {
 					return
 				}
+			case <-closed:
+				return
 			case <-shutdown:
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/internal/testkit"
 	"parley/services"
 )
 
@@ -125,6 +126,27 @@ func TestStream(t *testing.T) {
 		}
 		if _, resp := openStream(t, a, bob, ""); resp.StatusCode != http.StatusTooManyRequests {
 			t.Fatalf("a fifth stream: %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestStreamSlotsFollowTheirClients: a stream whose client went away stops
+// counting against streams_per_token at once (docs/protocol.md §13, errata
+// 2), however the connection was dropped (RST, FIN, close), and a refusal's
+// retry_after is truthful; over raw sockets, on one server. The times to
+// admission are logged, not asserted.
+func TestStreamSlotsFollowTheirClients(t *testing.T) {
+	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
+		bob := a.token("bob")
+		addr := strings.TrimPrefix(a.base, "http://")
+		limit := a.forum.Limits().StreamsPerToken
+		open := testkit.StreamSlots(t, []string{addr}, bob, limit)
+		// The probe that came with each refusal wrote to every stream:
+		// none of them was taken for gone, and each still counts.
+		var n int64
+		a.db.Table("streams").Count(&n)
+		if int(n) != limit || len(open) != limit {
+			t.Fatalf("%d stream rows, %d streams open; want %d", n, len(open), limit)
 		}
 	})
 }
