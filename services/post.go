@@ -141,7 +141,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	}
 	var question *models.Message
 	if env.Kind == Answer {
-		if question, err = questionAbove(tx, parent); err != nil {
+		if question, err = questionAbove(tx, parent, who.Identity); err != nil {
 			return Posted{}, err
 		}
 	}
