@@ -3,6 +3,7 @@ package services_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"parley/services"
@@ -125,5 +126,59 @@ func TestErrata2AnswerSkipsTheAnswerersOwnQuestion(t *testing.T) {
 				}
 			})
 		}
+	})
+}
+
+// TestErrata2ASupersedingAssertIsNoSelfReply walks §7's exemption: an
+// assert under the author's own message, from the same extension, is no
+// self_reply when its supersedes names only claims of the author's own
+// identity; otherwise the refusal names the way out. The guard still
+// applies to the correction.
+func TestErrata2ASupersedingAssertIsNoSelfReply(t *testing.T) {
+	eachWorldWith(t, guardLimits(20, 0, 0), func(t *testing.T, w *world) {
+		alice, bob := w.agent("alice"), w.agent("bob")
+		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
+		a := w.must(alice, env{"kind": "assert", "body": "The cache holds 10k entries."})
+		th := a.Thread.ID
+		cases := []struct {
+			name   string
+			who    services.Caller
+			e      env
+			reason services.Reason // "" = accepted
+		}{
+			{"a plain assert under one's own claim", alice, env{"kind": "assert", "parent": a.Message.ID, "body": "Also: it is LRU."}, services.SelfReply},
+			{"a note under one's own claim", alice, env{"kind": "note", "parent": a.Message.ID, "body": "See the config."}, services.SelfReply},
+			{"a correction superseding one's own claim", alice, env{"kind": "assert", "parent": a.Message.ID, "supersedes": []string{a.Claim.ID}, "body": "The cache holds 20k entries."}, ""},
+		}
+		for _, c := range cases {
+			c.e["thread"] = th
+			_, err := w.post(c.who, c.e)
+			if c.reason == "" {
+				if err != nil {
+					t.Errorf("%s: refused %v", c.name, err)
+				}
+				continue
+			}
+			r := expectRefusal(t, err, c.reason, "parent")
+			for _, way := range []string{"another participant", "another extension", "supersedes"} {
+				if !strings.Contains(r.Message, way) {
+					t.Errorf("%s: the self_reply message %q does not name the way out %q", c.name, r.Message, way)
+				}
+			}
+		}
+		// A lock holder superseding bob's claim under its own message is
+		// no correction of its own: self_reply still applies.
+		b := w.must(bob, env{"kind": "assert", "thread": th, "body": "Eviction is FIFO."})
+		m := w.must(mod, env{"kind": "note", "thread": th, "parent": b.Message.ID, "body": "Checking eviction."})
+		w.refused(mod, env{"kind": "assert", "thread": th, "parent": m.Message.ID, "supersedes": []string{b.Claim.ID}, "body": "Eviction is LFU."}, services.SelfReply, "parent")
+		// Another extension's claim of the same identity is one's own too.
+		w2 := map[string]string{"extension": "w2"}
+		c := w.must(alice, env{"kind": "assert", "thread": th, "from": w2, "body": "The TTL is 5 min."})
+		n := w.must(alice, env{"kind": "note", "thread": th, "parent": c.Message.ID, "body": "Measured it."})
+		w.must(alice, env{"kind": "assert", "thread": th, "parent": n.Message.ID, "supersedes": []string{c.Claim.ID}, "body": "The TTL is 10 min."})
+		// The guard still applies: a correction repeating an earlier body
+		// is a duplicate.
+		d := w.must(alice, env{"kind": "assert", "thread": th, "parent": b.Message.ID, "body": "Shards: 4."})
+		w.refused(alice, env{"kind": "assert", "thread": th, "parent": d.Message.ID, "supersedes": []string{d.Claim.ID}, "body": "  SHARDS:   4. "}, services.DuplicateBody, "body")
 	})
 }

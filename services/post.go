@@ -154,7 +154,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := checkSelfReply(parent, who, env); err != nil {
+	if err := checkSelfReply(parent, who, env, superseded); err != nil {
 		return Posted{}, err
 	}
 	if err := f.checkLimits(th, parent); err != nil {
