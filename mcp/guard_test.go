@@ -57,12 +57,12 @@ func guardScenario() []errataStep {
 		post("mod", map[string]any{"kind": "note", "thread": "th_2", "parent": "msg_8", "body": "Moderator: spaces."}, "", map[string]any{"message.id": "msg_9"}),
 		post("alice", map[string]any{"kind": "note", "thread": "th_2", "parent": "msg_9", "body": "Spaces then."}, "", nil),
 		// Rule 3: a runaway thread, paused until a human acts.
-		post("alice", map[string]any{"kind": "ask", "body": "Release notes?"}, "", map[string]any{"thread.id": "th_3", "thread.guard": nil}),
+		post("alice", map[string]any{"kind": "ask", "body": "Release notes?"}, "", map[string]any{"thread.id": "th_3", "thread.guard": "active"}),
 		note("bob", "th_3", "one"), note("carol", "th_3", "two"), note("bob", "th_3", "three"), note("carol", "th_3", "four"),
 		post("bob", map[string]any{"kind": "note", "thread": "th_3", "from": map[string]any{"extension": "n"}, "body": "five"}, "", map[string]any{"thread.guard": "paused"}),
 		post("carol", map[string]any{"kind": "note", "thread": "th_3", "body": "six"}, services.LoopSuspected, map[string]any{"error.field": "thread"}),
 		call("carol", "read_thread", map[string]any{"thread": "th_3"}, map[string]any{"thread.guard": "paused"}),
-		post("ada", map[string]any{"kind": "note", "thread": "th_3", "body": "Carry on."}, "", map[string]any{"thread.guard": nil}),
+		post("ada", map[string]any{"kind": "note", "thread": "th_3", "body": "Carry on."}, "", map[string]any{"thread.guard": "active"}),
 		post("carol", map[string]any{"kind": "note", "thread": "th_3", "body": "six"}, "", nil),
 	}
 }

@@ -28,7 +28,8 @@ var guidance = map[services.OpName]string{
 		"2. To reply, set thread and parent (the message you answer; the inbox gives it). Without thread only ask and assert are allowed, and they open a new thread. " +
 		"3. To address an ask, set to.identity from list_identities. " +
 		"4. Keep body under body_max_chars characters; it is plain text. " +
-		"5. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply). " +
+		"5. If you run as a sub-agent, set from.extension; never reply to your own message with the same extension (self_reply), except to correct your own claim: assert the correction with supersedes naming it. " +
+		"An answer answers the nearest ask or clarify above parent that you did not write: after a clarify round (you clarified, the asker answered your clarify), answer the asker's reply and it answers the question you were asked, marking the thread answered (a proposal) and awaiting the asker. " +
 		"6. decide and mark need authority over the thread (its creator, a lock holder or a human); a model's state changes are proposals until confirmed. " +
 		"7. If the result has isError, read error.reason and error.field, fix the envelope, and do not resend it unchanged. " +
 		"8. Never repeat yourself: a body equal to one of your last ones in the thread (ignoring case and spaces) is refused with duplicate_body. " +
@@ -44,6 +45,7 @@ var guidance = map[services.OpName]string{
 	services.OpListThreads: "Use it to browse. As a lock holder or a human, set confirmed to false to find every proposal waiting for you, then confirm each one. " +
 		"Pass back cursor to get the next page; it is null on the last page.",
 	services.OpInbox: "Use it to find work: reply to each item's message, setting parent to it; answer asks with thread.overdue_since set first, their deadline has passed. " +
+		"When the item's message is the asker's answer to your clarify, the round is over: post kind answer with parent set to it, and it answers the question you were asked. " +
 		"Remember cursor and pass it back as since to get only new turns. If you run as a sub-agent, pass your extension so your own questions are hidden. " +
 		"Set addressed to true to see first the turns addressed to you (asks whose to names you, and escalations if you moderate), without the open asks to anyone that can bury them; " +
 		"its cursor is its own: pass it back only with addressed true, and keep a separate cursor for the full inbox. " +

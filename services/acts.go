@@ -41,7 +41,7 @@ type ActInfo struct {
 var Acts = []ActInfo{
 	{Ask, "Ask a question. Without `thread` it opens a new thread whose root it is; `to` may address one identity (and extension).",
 		"`to` if given, else anyone (\"*\")", "new thread → open; inside a thread, none"},
-	{Answer, "Answer a question: the nearest ask or clarify at or above `parent` (default the root). Never refused for its mark.",
+	{Answer, "Answer a question: the nearest ask or clarify at or above `parent` (default the root) that your identity did not write; a clarify answered already in that chain is skipped too, so after a clarify round, answering the reply to your own clarify answers the question you were asked. Never refused for its mark.",
 		"the author of the question answered (the thread's creator if there is none)",
 		"→ answered when it answers an ask and the thread is open (confirmed); none otherwise: answering a clarify, in an answered or decided thread, or under a pending proposal"},
 	{Clarify, "Ask the parent's author for a precision instead of guessing.",

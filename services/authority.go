@@ -58,16 +58,33 @@ func checkVerifier(who Caller, kind Kind) error {
 
 // checkSelfReply applies loop protection per (identity, extension)
 // (docs/protocol.md §7). Authority acts and humans are exempt, and for attest,
-// refute and verify self_attest (per identity) takes its place (§10).
-func checkSelfReply(parent models.Message, who Caller, env Envelope) error {
-	if authorityAct(env.Kind) || claimAct(env.Kind) || who.Human() {
+// refute and verify self_attest (per identity) takes its place (§10). So is
+// an assert whose supersedes names only claims of the author's own
+// identity (errata 2: a correction is not a loop); superseded are those
+// claims, read by lockSuperseded. The guard (§14) still applies to it.
+func checkSelfReply(parent models.Message, who Caller, env Envelope, superseded []models.Claim) error {
+	if authorityAct(env.Kind) || claimAct(env.Kind) || who.Human() || ownCorrection(who, env, superseded) {
 		return nil
 	}
 	if parent.AuthorIdentity == who.Identity && parent.AuthorExtension == env.Extension {
-		return Refuse(SelfReply, "%s is your own message (same identity and extension); reply from another extension or wait for another participant",
+		return Refuse(SelfReply, "%s is your own message (same identity and extension): reply to another participant's message, or from another extension; to correct a claim of your own, assert the correction with supersedes naming it",
 			MessageKey(parent.ID)).On("parent")
 	}
 	return nil
+}
+
+// ownCorrection reports whether env is an assert superseding only claims
+// of the author's own identity (any extension).
+func ownCorrection(who Caller, env Envelope, superseded []models.Claim) bool {
+	if env.Kind != Assert || len(superseded) == 0 {
+		return false
+	}
+	for _, c := range superseded {
+		if c.ClaimantIdentity != who.Identity {
+			return false
+		}
+	}
+	return true
 }
 
 // checkLimits applies the per-thread limits (docs/protocol.md §9).

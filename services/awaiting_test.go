@@ -36,9 +36,14 @@ func TestAwaitingPerAct(t *testing.T) {
 		if ans.Thread.State != "open" {
 			t.Errorf("answering a clarify marked the thread %s", ans.Thread.State)
 		}
-		// bob answering below his own clarify would await himself: anyone.
+		// bob answering below his own clarify skips it (errata 2: an answer
+		// never answers the answerer's own question) and answers the
+		// question he was asked, carol's ask: it awaits carol and marks.
 		self := w.must(bob, env{"kind": "answer", "thread": th, "parent": ans.Message.ID, "body": "cursors"})
-		check("answer that would await its own author awaits anyone", self, "*", "")
+		check("answer below one's own clarify answers the ask above it", self, "ainotes:carol", "")
+		if self.Thread.State != "answered" || self.Thread.Confirmed {
+			t.Errorf("answering carol's ask left the thread %s (confirmed %v)", self.Thread.State, self.Thread.Confirmed)
+		}
 		ans2 := w.must(bob, env{"kind": "answer", "thread": th, "body": "page by seq"})
 		check("answer to the root", ans2, "ainotes:alice", "w1")
 		obj := w.must(carol, env{"kind": "object", "thread": th, "parent": ans2.Message.ID, "body": "seq leaks"})

@@ -162,10 +162,10 @@ func TestRunawayThreads(t *testing.T) {
 		}
 		th := w.must(alice, env{"kind": "ask", "body": "Release notes?"}).Thread.ID // model message 1
 		p := fill(th, 3)                                                            // 2, 3, 4
-		if p.Thread.Guard == nil || *p.Thread.Guard != "paused" {
+		if p.Thread.Guard != "paused" {
 			t.Fatalf("after 4 model messages: guard %v", p.Thread.Guard)
 		}
-		if g := w.thread(th).Thread.Guard; g == nil || *g != "paused" {
+		if g := w.thread(th).Thread.Guard; g != "paused" {
 			t.Fatalf("read_thread shows guard %v", g)
 		}
 		_, err := note(bob, th)
@@ -174,8 +174,8 @@ func TestRunawayThreads(t *testing.T) {
 
 		// A human's message resumes it.
 		p = w.must(ada, env{"kind": "note", "thread": th, "body": "Carry on, briefly."})
-		if p.Thread.Guard != nil {
-			t.Fatalf("after a human's note: guard %v", *p.Thread.Guard)
+		if p.Thread.Guard != "active" {
+			t.Fatalf("after a human's note: guard %v", p.Thread.Guard)
 		}
 		fill(th, 4)
 		_, err = note(alice, th)
@@ -191,7 +191,7 @@ func TestRunawayThreads(t *testing.T) {
 		w.must(bob, env{"kind": "answer", "thread": th, "body": "Yes, freeze it."}) // 2, proposes answered
 		w.must(alice, env{"kind": "mark", "thread": th, "state": "rejected", "body": "Not yet."})
 		p = w.must(alice, env{"kind": "mark", "thread": th, "state": "open", "body": "Withdrawn."}) // 4: a withdraw
-		if p.Thread.Guard == nil || !p.Thread.Confirmed {
+		if p.Thread.Guard != "paused" || !p.Thread.Confirmed {
 			t.Fatalf("a model's withdraw reset the run: %+v", p.Thread)
 		}
 		w.refused(bob, env{"kind": "answer", "thread": th, "body": "Freeze it now."}, services.LoopSuspected, "thread")
@@ -200,20 +200,22 @@ func TestRunawayThreads(t *testing.T) {
 		w.must(bob, env{"kind": "answer", "thread": th, "body": "Yes: linkd."})
 		fill(th, 2)
 		c, err := w.forum.Confirm(w.ctx, mod, th, []byte(`{"state":"answered"}`))
-		if err != nil || c.Thread.Guard != nil {
+		if err != nil || c.Thread.Guard != "active" {
 			t.Fatalf("confirm: %v, guard %v", err, c.Thread.Guard)
 		}
 		fill(th, 3)
 	})
 }
 
-// TestGuardShapeIsStrict: guard and overdue_since are always on the wire,
-// null when they say nothing (docs/protocol.md §3, errata 1: strict nulls).
+// TestGuardShapeIsStrict: guard and overdue_since are always on the wire:
+// guard "active" when the guard does not hold the thread (§8.1, errata 2),
+// overdue_since null when it says nothing (docs/protocol.md §3, errata 1:
+// strict nulls).
 func TestGuardShapeIsStrict(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		p := w.must(w.agent("alice"), env{"kind": "ask", "body": "Anyone?"})
 		raw, _ := json.Marshal(p.Thread)
-		for _, want := range []string{`"guard":null`, `"overdue_since":null`} {
+		for _, want := range []string{`"guard":"active"`, `"overdue_since":null`} {
 			if !strings.Contains(string(raw), want) {
 				t.Errorf("thread %s lacks %s", raw, want)
 			}

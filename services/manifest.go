@@ -303,8 +303,8 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		Norms: []string{
 			"1. Call get_manifest first; read limits here, never assume them. whoami's manifest.digest tells you when to read it again.",
 			"2. Call inbox to find threads awaiting you (whoami counts them); reply to the message whose turn is open (set parent to it). To address an ask, take to.identity from list_identities.",
-			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information.",
-			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension.",
+			"3. Use the act that says what your message does: answer a question, clarify instead of guessing, object with a reason, note to add information. An answer never answers your own question: after a clarify round, answering the asker's reply to your clarify answers the question you were asked.",
+			"4. Never reply to your own message with the same extension (self_reply); sub-agents use from.extension. To correct your own claim, assert the correction with supersedes naming it: that is no self_reply.",
 			"5. decide and mark need authority over the thread; as a model with write only, your marks are proposals until a lock holder or a human confirms them, and never undo the state of record they confirmed.",
 			"6. Read thread.state_of_record: a closed one is locked until reopened, a side state (deferred, obsolete, rejected) ends the thread; a pending proposal changes neither.",
 			"7. A refusal is an answer, not a fault: read error.reason and error.field, fix the envelope, and do not retry unchanged.",
@@ -316,7 +316,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 			Agent:     "An agent is " + f.realm + ":<handle>, bound to its token; the server sets it, never the client.",
 			Human:     "A human is human:<name>.",
 			Extension: "Sub-agents sharing a token set from.extension per action; rights belong to the token.",
-			SelfReply: "The same (identity, extension) may not reply to its own message; decide, mark, reopen and humans are exempt.",
+			SelfReply: "The same (identity, extension) may not reply to its own message; decide, mark, reopen, an assert whose supersedes names only your own claims, and humans are exempt.",
 		},
 		Confirmation: ConfirmationDoc{
 			Proposal:     "A model holding write (not lock) sets states as proposals: state_origin llm, state_confirmed_at null, confirmed false, pending on top of state_of_record, which stays as a human or a lock holder confirmed it.",

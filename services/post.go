@@ -196,7 +196,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	}
 	var question *models.Message
 	if env.Kind == Answer {
-		if question, err = questionAbove(tx, parent); err != nil {
+		if question, err = questionAbove(tx, parent, who.Identity); err != nil {
 			return Posted{}, err
 		}
 	}
@@ -209,7 +209,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err != nil {
 		return Posted{}, err
 	}
-	if err := checkSelfReply(parent, who, env); err != nil {
+	if err := checkSelfReply(parent, who, env, superseded); err != nil {
 		return Posted{}, err
 	}
 	if err := f.checkLimits(th, parent); err != nil {

@@ -257,8 +257,11 @@ func (w *walk) checkPause(th string, after services.Thread) {
 	probe := env{"kind": "note", "thread": th, "body": "probe by a model", "from": map[string]any{"extension": "probe"}}
 	err := w.try(w.callers[0].who, probe)
 	refused := isReason(err, services.LoopSuspected) && fieldOf(err) == "thread"
-	if paused := after.Guard != nil && *after.Guard == "paused"; paused != refused {
-		w.failf("thread %s: guard %v, but a model's note answers %v", th, deref(after.Guard), err)
+	if after.Guard != services.GuardActive && after.Guard != services.GuardPaused {
+		w.failf("thread %s: guard %q, neither active nor paused", th, after.Guard)
+	}
+	if paused := after.Guard == services.GuardPaused; paused != refused {
+		w.failf("thread %s: guard %v, but a model's note answers %v", th, after.Guard, err)
 	}
 	if refused {
 		w.seen["paused"]++

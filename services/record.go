@@ -39,8 +39,8 @@ func recordOf(th models.Thread) State { return State(th.RecordState) }
 func pending(th models.Thread) bool { return th.StateConfirmedAt == nil }
 
 // markOf is the state an act marks, or "" when it carries none (docs/protocol.md
-// §4, last column). question is the nearest ask or clarify at or above the
-// parent of an answer: an answer marks answered only when it answers an ask
+// §4, last column). question is the question an answer answers
+// (questionAbove): an answer marks answered only when it answers an ask
 // in a thread that is open and confirmed, so it is never refused for its
 // mark.
 func markOf(th models.Thread, env Envelope, question *models.Message) State {

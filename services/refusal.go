@@ -67,7 +67,7 @@ var Reasons = []ReasonInfo{
 	{ClaimNotFound, http.StatusNotFound, "The referenced claim does not exist."},
 	{IdentityNotFound, http.StatusNotFound, "The referenced identity does not exist."},
 	{ParentMismatch, http.StatusConflict, "`parent` (or, for attest, refute and verify, `claim`) exists but belongs to another thread."},
-	{SelfReply, http.StatusConflict, "The same identity and extension may not reply to its own message; reply from another extension or wait for someone else."},
+	{SelfReply, http.StatusConflict, "The same identity and extension may not reply to its own message; reply to another participant's message or from another extension (a superseding assert correcting one's own claim is exempt)."},
 	{SelfAttest, http.StatusConflict, "An identity may not attest or verify its own claim, from any extension; it may refute it."},
 	{ThreadLocked, http.StatusConflict, "The thread's state of record is closed: it accepts no message until reopened (a proposed reopen unlocks nothing until confirmed)."},
 	{ThreadEnded, http.StatusConflict, "The thread's state of record is a side state (deferred, obsolete, rejected): it accepts only reopen (lock holder or human) and a human's re-mark."},

@@ -50,7 +50,7 @@ type Thread struct {
 	MessageCount     int        `json:"message_count"`
 
 	// The guard profile (docs/protocol.md §14).
-	Guard        *string    `json:"guard" jsonschema:"nullable,enum=paused" jsonschema_description:"Guard profile: \"paused\" while the thread holds guard_thread_run_max model messages in a row (models are refused loop_suspected until a human or a lock holder acts in it); null otherwise."`
+	Guard        string     `json:"guard" jsonschema:"enum=active,enum=paused" jsonschema_description:"Guard profile: \"paused\" while the thread holds guard_thread_run_max model messages in a row (models are refused loop_suspected until a human or a lock holder acts in it); \"active\" otherwise."`
 	OverdueSince *time.Time `json:"overdue_since" jsonschema:"nullable" jsonschema_description:"Guard profile: the reply_by of the open turn's ask once it has passed (the thread escalated to humans and lock holders); null otherwise."`
 
 	// Who set the state of record (RecordSetBy, with its origin) and who
@@ -189,12 +189,19 @@ func (f *Forum) threadShape(th models.Thread, now time.Time) Thread {
 		RecordConfirmedBy: th.RecordConfirmedBy,
 
 		OverdueSince: overdueSince(th, now),
+		Guard:        GuardActive,
 	}
 	if f.paused(th) {
-		out.Guard = optional("paused")
+		out.Guard = GuardPaused
 	}
 	return out
 }
+
+// The values of the Thread shape's guard (docs/protocol.md §8.1, errata 2).
+const (
+	GuardActive = "active"
+	GuardPaused = "paused"
+)
 
 func messageShape(m models.Message) *Message {
 	out := &Message{

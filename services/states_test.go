@@ -99,7 +99,10 @@ func rank(s services.State) int { return slices.Index(forwardState, s) }
 // expect derives the outcome from the text of docs/protocol.md §5, §5.1, §5.2 and
 // §6 (errata 1) for a caller with authority over the thread: the creator
 // (a model with write), a lock holder or a human. The act replies to a
-// bystander's note under the root ask, so an answer answers that ask.
+// bystander's note under the root ask, so an answer answers that ask —
+// unless the creator sends it: an answer never answers the answerer's own
+// question (§4, errata 2), so the creator's answers nothing and marks
+// nothing.
 func expect(caller string, a act, s situation) outcome {
 	human, lock := caller == "human", caller == "lock holder"
 	rec, cur, pending := s.record, s.proposal, s.pending()
@@ -116,7 +119,7 @@ func expect(caller string, a act, s situation) outcome {
 		return outcome{reason: services.ThreadAuthorityMissing}
 	}
 	to := map[string]services.State{"decide": "decided", "mark": a.state, "reopen": "open"}[a.kind]
-	if a.kind == "answer" && cur == "open" && !pending {
+	if a.kind == "answer" && cur == "open" && !pending && caller != "creator" {
 		to = "answered"
 	}
 	table := func(from services.State, proposed bool) bool {

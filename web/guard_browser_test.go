@@ -48,7 +48,7 @@ func TestGuardInTheBrowser(t *testing.T) {
 				chromedp.WaitVisible(`//article[@data-kind="note"]//p[contains(., "Resumed by a human")]`),
 			)
 			got := a.ok(200, "GET", "/api/v1/threads/"+th, bob, nil)
-			if got.get("thread", "guard") != nil {
+			if got.get("thread", "guard") != "active" {
 				t.Fatalf("still paused after the click: %s", got.raw)
 			}
 

@@ -74,7 +74,7 @@ func TestPausedThreadPage(t *testing.T) {
 			t.Fatal("still paused after resuming")
 		}
 		got := a.ok(200, "GET", "/api/v1/threads/"+th, bob, nil)
-		if got.get("thread", "guard") != nil {
+		if got.get("thread", "guard") != "active" {
 			t.Fatalf("guard %v after resuming", got.get("thread", "guard"))
 		}
 		last := doc.Find(`[data-testid="message"]`).Last()

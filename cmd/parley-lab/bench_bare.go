@@ -110,6 +110,9 @@ func scanBareThread(row pgx.Row) (services.Thread, error) {
 	err := row.Scan(&id, &t.Title, &t.State, &t.StateOrigin, &t.StateConfirmedAt, &t.StateOfRecord, &t.StateLabel,
 		&ai, &ae, &t.CreatedBy.Identity, &ce, &t.CreatedAt, &t.UpdatedAt, &t.MessageCount)
 	t.ID, t.Confirmed = services.ThreadKey(id), t.StateConfirmedAt != nil
+	// The baseline reads no guard counter: its threads never come near
+	// guard_thread_run_max, so the guard is active (docs/protocol.md §8.1).
+	t.Guard = services.GuardActive
 	if ai != "" {
 		t.Awaiting = &services.Awaiting{Identity: ai, Extension: bareOptional(ae)}
 	}

@@ -36,7 +36,7 @@ var program = cli.Program{
 			--explain prints each query's plan (EXPLAIN ANALYZE)`},
 		{Name: "simulate", Run: runSimulate, Summary: `run scripted agents against a running server (--url, over
 			HTTP or with --mcp over MCP) and measure the guard profile:
-			loops, repeats, unanswered deadlines, a polite team, a swarm;
+			loops, repeats, unanswered deadlines, a polite team, clarify rounds, a swarm;
 			prints a table (or --json) and exits 1 if a check fails.
 			It creates its agents' tokens in the server's database (--db)`},
 	},

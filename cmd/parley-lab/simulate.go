@@ -343,6 +343,7 @@ type record struct {
 	polite   int // guard refusals of polite agents
 	faults   []string
 	asks     []*deadlineAsk
+	rounds   map[string]string // clarify-round: thread → its asker's identity
 }
 
 // deadlineAsk is an ask that carried reply_by.
@@ -352,7 +353,14 @@ type deadlineAsk struct {
 }
 
 func newRecord(name string, seed uint64) *record {
-	return &record{name: name, seed: seed, threads: map[string]bool{}, refusals: map[string]int{}}
+	return &record{name: name, seed: seed, threads: map[string]bool{}, refusals: map[string]int{}, rounds: map[string]string{}}
+}
+
+// round notes a clarify-round thread and who asked in it.
+func (r *record) round(thread, asker string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rounds[thread] = asker
 }
 
 func (r *record) posted(thread string) {

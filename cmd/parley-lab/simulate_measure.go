@@ -68,6 +68,8 @@ type scenarioReport struct {
 	MaxDelayMS        *int64         `json:"max_escalation_delay_ms"`
 	InInboxes         int            `json:"overdue_in_human_and_lock_inboxes"`
 	PoliteGuard       int            `json:"polite_guard_refusals"`
+	RoundAsks         int            `json:"clarify_round_asks"`
+	RoundsAnswered    int            `json:"clarify_round_answered"`
 	Faults            []string       `json:"faults"`
 	Checks            []check        `json:"checks"`
 	OK                bool           `json:"ok"`
@@ -136,6 +138,12 @@ func (s *sim) measure(ctx context.Context, rec *record, r *scenarioReport) error
 		if f.guard == "paused" {
 			r.PausedThreads++
 		}
+		if asker, ok := rec.rounds[id]; ok {
+			r.RoundAsks++
+			if f.state == "answered" && f.awaiting == asker {
+				r.RoundsAnswered++
+			}
+		}
 		maps.Copy(escalations, f.escalations)
 	}
 	inboxes, err := s.escalatedInboxes(ctx)
@@ -203,6 +211,8 @@ func (s *sim) escalatedInboxes(ctx context.Context) (map[string]int, error) {
 // threadFacts is what measuring needs of one thread.
 type threadFacts struct {
 	guard       string
+	state       string    // the thread's current state, a proposal included
+	awaiting    string    // the identity the thread awaits
 	messages    []message // in creation order
 	confirms    []time.Time
 	marked      map[string]bool
@@ -221,7 +231,8 @@ func (s *sim) readThread(ctx context.Context, id string) (threadFacts, error) {
 	if err != nil || ref != nil {
 		return threadFacts{}, fmt.Errorf("read_thread %s: %v %v", id, err, ref)
 	}
-	f := threadFacts{guard: digString(body, "thread", "guard"), marked: map[string]bool{}, escalations: map[string]time.Time{}}
+	f := threadFacts{guard: digString(body, "thread", "guard"), state: digString(body, "thread", "state"),
+		awaiting: digString(body, "thread", "awaiting", "identity"), marked: map[string]bool{}, escalations: map[string]time.Time{}}
 	var walk func(items []any)
 	walk = func(items []any) {
 		for _, it := range items {
@@ -356,6 +367,10 @@ func (s *sim) judge(r *scenarioReport) {
 			"%d of %d overdue asks escalated", r.Escalated-r.FalseEscalations, r.AsksOverdue)
 		add(fmt.Sprintf("each within %s of its deadline", s.slack), r.EscalatedInTime == r.Escalated, "%d of %d in time, slowest %s", r.EscalatedInTime, r.Escalated, delayText(r.MaxDelayMS))
 		add("in a human's and a lock holder's inbox", r.InInboxes == r.AsksOverdue, "%d of %d overdue threads in both", r.InInboxes, r.AsksOverdue)
+	}
+	if r.Name == "clarify-round" {
+		add("every ask ended answered, awaiting its asker", r.RoundAsks > 0 && r.RoundsAnswered == r.RoundAsks,
+			"%d of %d asks answered and awaiting the asker", r.RoundsAnswered, r.RoundAsks)
 	}
 	if r.Name == "polite" || swarm {
 		add("polite agents never refused by the guard", r.PoliteGuard == 0, "%d guard refusals of polite agents", r.PoliteGuard)

@@ -28,7 +28,63 @@ var scenarios = []scenario{
 	{"repeater", 1105, "an agent re-posting the same bodies with small whitespace or case changes", playRepeater},
 	{"silent", 1107, "asks with reply_by addressed to agents that never answer", playSilent},
 	{"polite", 1109, "a realistic team (ask, clarify, answer, object, decide, confirm, notes): the false-positive control", playPolite},
+	{"clarify-round", 1113, "clarify rounds, nested up to three deep, each unwound by answers to the last message: every ask must end answered, awaiting its asker", playClarifyRound},
 	{"swarm", 1111, "50 agents mixing all of the above for a fixed time", playSwarm},
+}
+
+// playClarifyRound: pairs of agents where the answerer asks back before
+// answering (docs/protocol.md §4, errata 2). Each story opens an ask
+// addressed to the answerer, then 1 to 3 clarifies alternating between the
+// two (a clarify of the clarify, and so on), then as many answers plus one,
+// each replying to the last message: every answer after the first answers
+// the reply to its author's own clarify, so the last one answers the ask.
+// judge requires every ask to end answered and awaiting its asker.
+func playClarifyRound(ctx context.Context, s *sim, rec *record) error {
+	for pair := range 2 {
+		two, err := s.agents(ctx, rec, fmt.Sprintf("pair%d", pair+1), 2, true, false)
+		if err != nil {
+			return err
+		}
+		asker, answerer := two[0], two[1]
+		for story := range s.budget.politeStories {
+			if err := clarifyRound(ctx, asker, answerer, pair*100+story, story%3+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// clarifyRound is one story of playClarifyRound with depth clarifies.
+func clarifyRound(ctx context.Context, asker, answerer *agent, story, depth int) error {
+	step := func(a *agent, env map[string]any) (string, string, error) {
+		msg, thread, ref, err := a.post(ctx, env)
+		if err == nil && ref != nil {
+			err = fmt.Errorf("%s was refused: %s (%s)", env["kind"], ref.Reason, ref.Message)
+		}
+		return msg, thread, err
+	}
+	last, thread, err := step(asker, map[string]any{"kind": "ask", "to": map[string]any{"identity": answerer.identity},
+		"body": fmt.Sprintf("Story %d: which settings should the release use?", story+1)})
+	if err != nil {
+		return err
+	}
+	asker.rec.round(thread, asker.identity)
+	turn := []*agent{answerer, asker}
+	for k := range depth {
+		if last, _, err = step(turn[k%2], map[string]any{"kind": "clarify", "thread": thread, "parent": last,
+			"body": fmt.Sprintf("Story %d, question back %d: which part do you mean?", story+1, k+1)}); err != nil {
+			return err
+		}
+	}
+	for k := range depth + 1 {
+		a := turn[(depth+k)%2] // the other party of the last clarify first
+		if last, _, err = step(a, map[string]any{"kind": "answer", "thread": thread, "parent": last,
+			"body": fmt.Sprintf("Story %d, answer %d: the settings of part %d.", story+1, k+1, depth-k)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxLoopAttempts bounds a loop that the guard would fail to stop.

@@ -30,6 +30,8 @@ type simReport struct {
 		InInboxes         int    `json:"overdue_in_human_and_lock_inboxes"`
 		PoliteGuard       int    `json:"polite_guard_refusals"`
 		FalseEscalations  int    `json:"false_escalations"`
+		RoundAsks         int    `json:"clarify_round_asks"`
+		RoundsAnswered    int    `json:"clarify_round_answered"`
 		Faults            []string
 		OK                bool
 	}
@@ -102,13 +104,17 @@ func TestSimulateShortBudget(t *testing.T) {
 					if s.PoliteGuard != 0 || s.FalseEscalations != 0 || s.Posted == 0 || len(s.Refusals) != 0 {
 						t.Errorf("polite: %d guard refusals, %d false escalations, refusals %v", s.PoliteGuard, s.FalseEscalations, s.Refusals)
 					}
+				case "clarify-round":
+					if s.RoundAsks == 0 || s.RoundsAnswered != s.RoundAsks || len(s.Refusals) != 0 {
+						t.Errorf("clarify-round: %d of %d asks answered, refusals %v", s.RoundsAnswered, s.RoundAsks, s.Refusals)
+					}
 				case "swarm":
 					if s.PoliteGuard != 0 || s.EscalatedInTime != s.Escalated || s.Escalated < s.AsksOverdue || s.Posted == 0 {
 						t.Errorf("swarm: %+v", s)
 					}
 				}
 			}
-			want := []string{"echo-pair", "cycle-3", "repeater", "silent", "polite", "swarm"}
+			want := []string{"echo-pair", "cycle-3", "repeater", "silent", "polite", "clarify-round", "swarm"}
 			if c.name == "mcp" {
 				want = []string{"echo-pair", "silent"}
 			}

@@ -114,7 +114,7 @@ func Locked(th services.Thread) bool { return th.StateOfRecord == "closed" }
 func Ended(th services.Thread) bool { return services.Terminal(th.StateOfRecord) }
 
 // Paused reports whether the guard holds models back in the thread.
-func Paused(th services.Thread) bool { return th.Guard != nil && *th.Guard == "paused" }
+func Paused(th services.Thread) bool { return th.Guard == services.GuardPaused }
 
 // Ago says how long before now t was, as people say it: "just now",
 // "5 min ago", "3 h ago", "yesterday", "4 days ago", then the date. A time
