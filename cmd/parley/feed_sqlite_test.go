@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -9,10 +8,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +31,7 @@ func TestSQLiteProcessesWakeEachOther(t *testing.T) {
 	bobToken := lastLine(ok(t, parley(t, nil, "", "token", "create", "--handle", "bob", "--rights", "read,write", "--db", db)).Stdout)
 	srv := testkit.StartServe(t, binary, db, nil)
 	bob := &httpAgent{t: t, base: srv.URL(""), token: bobToken}
-	alice := startStdioMCP(t, db, aliceToken) // alice is the MCP process's token
+	alice := testkit.StartStdioMCP(t, binary, db, aliceToken) // alice is the MCP process's token
 
 	const trials = 100
 	var took []time.Duration
@@ -46,11 +43,11 @@ func TestSQLiteProcessesWakeEachOther(t *testing.T) {
 			cursor := testkit.Str(bob.get("/api/v1/inbox", nil), "cursor")
 			answer = bob.async("/api/v1/inbox", url.Values{"since": {cursor}, "wait": {"30"}})
 			post = func() string {
-				return testkit.Str(alice.tool("post", map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:bob"}, "body": body}), "message", "id")
+				return testkit.Str(alice.Tool("post", map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:bob"}, "body": body}), "message", "id")
 			}
 		} else { // alice waits in mcp; bob posts through serve
-			cursor := testkit.Str(alice.tool("inbox", nil), "cursor")
-			answer = alice.async("inbox", map[string]any{"since": cursor, "wait": 30})
+			cursor := testkit.Str(alice.Tool("inbox", nil), "cursor")
+			answer = alice.Async("inbox", map[string]any{"since": cursor, "wait": 30})
 			post = func() string {
 				return testkit.Str(bob.post("/api/v1/messages", map[string]any{"kind": "ask", "to": map[string]any{"identity": "ainotes:alice"}, "body": body}), "message", "id")
 			}
@@ -141,123 +138,4 @@ func (a *httpAgent) async(path string, q url.Values) func() (map[string]any, tim
 		ch <- answer{v, time.Now()}
 	}()
 	return func() (map[string]any, time.Time) { r := <-ch; return r.v, r.at }
-}
-
-// stdioMCP is a `parley mcp` process driven over its stdin and stdout as a
-// desktop client does: JSON-RPC, one message a line.
-type stdioMCP struct {
-	t       *testing.T
-	in      io.Writer
-	mu      sync.Mutex
-	next    int
-	waiting map[int]chan rpcAnswer
-	stderr  *testkit.SyncBuffer
-}
-
-type rpcAnswer struct {
-	raw map[string]any
-	at  time.Time
-}
-
-func startStdioMCP(t *testing.T, db, token string) *stdioMCP {
-	t.Helper()
-	cmd := exec.Command(binary, "mcp", "--db", db)
-	cmd.Env = append(testkit.CleanEnv(), "PARLEY_TOKEN="+token)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &stdioMCP{t: t, in: in, waiting: map[int]chan rpcAnswer{}, stderr: &testkit.SyncBuffer{}}
-	cmd.Stderr = m.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<22)
-		for sc.Scan() {
-			var v map[string]any
-			if json.Unmarshal(sc.Bytes(), &v) != nil {
-				continue
-			}
-			id, _ := v["id"].(float64)
-			m.mu.Lock()
-			ch := m.waiting[int(id)]
-			delete(m.waiting, int(id))
-			m.mu.Unlock()
-			if ch != nil {
-				ch <- rpcAnswer{v, time.Now()}
-			}
-		}
-		m.mu.Lock()
-		for _, ch := range m.waiting {
-			close(ch)
-		}
-		m.waiting = nil
-		m.mu.Unlock()
-	}()
-	r, _ := m.send("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "t", "version": "1"}})()
-	if r["result"] == nil {
-		t.Fatalf("initialize answered %v\n%s", r, m.stderr.String())
-	}
-	fmt.Fprintln(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return m
-}
-
-// send writes one request; the function returned waits for its answer.
-func (m *stdioMCP) send(method string, params any) func() (map[string]any, time.Time) {
-	m.mu.Lock()
-	m.next++
-	id := m.next
-	ch := make(chan rpcAnswer, 1)
-	if m.waiting != nil {
-		m.waiting[id] = ch
-	} else {
-		close(ch)
-	}
-	m.mu.Unlock()
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	m.in.Write(append(line, '\n'))
-	return func() (map[string]any, time.Time) {
-		select {
-		case r, ok := <-ch:
-			if !ok {
-				m.t.Fatalf("parley mcp exited:\n%s", m.stderr.String())
-			}
-			return r.raw, r.at
-		case <-time.After(2 * time.Minute):
-			m.t.Fatalf("parley mcp did not answer %s", method)
-		}
-		return nil, time.Time{}
-	}
-}
-
-// async calls a tool; the function returned gives its structured result
-// and when it came.
-func (m *stdioMCP) async(name string, args map[string]any) func() (map[string]any, time.Time) {
-	if args == nil {
-		args = map[string]any{}
-	}
-	answer := m.send("tools/call", map[string]any{"name": name, "arguments": args})
-	return func() (map[string]any, time.Time) {
-		m.t.Helper()
-		r, at := answer()
-		res, _ := testkit.Dig(r, "result", "structuredContent").(map[string]any)
-		if res == nil || testkit.Dig(r, "result", "isError") == true {
-			m.t.Fatalf("tool %s answered %v", name, r)
-		}
-		return res, at
-	}
-}
-
-func (m *stdioMCP) tool(name string, args map[string]any) map[string]any {
-	m.t.Helper()
-	v, _ := m.async(name, args)()
-	return v
 }
