@@ -164,61 +164,11 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 
 // reply stores an envelope inside an existing thread.
 func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
-	// The thread's lock is the last this transaction takes (those of
-	// superseded claims' threads came first, in lockSuperseded), so it may
-	// also take the first log position (see lockThreadPG).
-	wantEarlyPosition(tx)
-	th, err := lockThread(tx, env.ThreadID)
+	p, err := f.checkReply(tx, who, env, superseded)
 	if err != nil {
 		return Posted{}, err
 	}
-	var target *models.Claim
-	parentID := env.ParentID
-	if claimAct(env.Kind) {
-		c, err := findClaim(tx, th, env.ClaimID)
-		if err != nil {
-			return Posted{}, err
-		}
-		target = &c
-		if parentID == 0 {
-			parentID = c.MessageID // docs/protocol.md §10: parent defaults to the claim's message
-		}
-	}
-	parent, recent, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies)
-	if err != nil {
-		return Posted{}, err
-	}
-	if err := admits(th, who, env); err != nil {
-		return Posted{}, err
-	}
-	if err := authorize(th, who, env.Kind); err != nil {
-		return Posted{}, err
-	}
-	var question *models.Message
-	if env.Kind == Answer {
-		if question, err = questionAbove(tx, parent, who.Identity); err != nil {
-			return Posted{}, err
-		}
-	}
-	chg, err := plan(th, who, env.Kind, markOf(th, env, question))
-	if err != nil {
-		return Posted{}, err
-	}
-	now := f.timestamp()
-	work, err := planClaims(who, env, target, superseded, now)
-	if err != nil {
-		return Posted{}, err
-	}
-	if err := checkSelfReply(parent, who, env, superseded); err != nil {
-		return Posted{}, err
-	}
-	if err := f.checkLimits(th, parent); err != nil {
-		return Posted{}, err
-	}
-	hash := bodyHash(env.Body)
-	if err := f.checkGuard(th, parent, who, hash, recent); err != nil {
-		return Posted{}, err
-	}
+	th, parent, question, target, chg, work, now, hash := p.th, p.parent, p.question, p.target, p.chg, p.work, p.now, p.hash
 	msg := newMessage(th, &parent, who, env, now)
 	msg.BodyHash, msg.ChainLen = hash, chainAfter(&parent, who, carriesMark(env.Kind, chg))
 	awaiting := replyAwaiting(th, parent, env, question, target).notSelf(turn{who.Identity, env.Extension})
