@@ -1,8 +1,6 @@
 package mcp_test
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -59,20 +57,7 @@ func TestClarifyRoundThroughBothBindings(t *testing.T) {
 		dialect := strings.TrimPrefix(t.Name()[strings.LastIndex(t.Name(), "/"):], "/")
 		overHTTP, overMCP := newWorld(t, dialect, cfg), newWorld(t, dialect, cfg)
 		for i, s := range clarifyRoundScenario() {
-			label := fmt.Sprintf("step %d %s by %s", i, s.op, s.who)
-			httpFailed, httpBody := overHTTP.viaHTTP(t, s.step)
-			mcpFailed, mcpBody := overMCP.viaMCP(t, s.step)
-			if httpFailed != mcpFailed || !sameAnswer(httpBody, mcpBody) {
-				t.Fatalf("%s: HTTP and MCP differ\nHTTP %s\nMCP  %s", label, mustJSON(httpBody), mustJSON(mcpBody))
-			}
-			if reasonOf(httpBody) != string(s.reason) {
-				t.Fatalf("%s: reason %q, want %q: %s", label, reasonOf(httpBody), s.reason, mustJSON(httpBody))
-			}
-			for path, want := range s.want {
-				if got := lookup(httpBody, path); !slices.ContainsFunc(got, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(want) }) {
-					t.Fatalf("%s: %s = %v, want %v\n%s", label, path, got, want, mustJSON(httpBody))
-				}
-			}
+			s.sideBySide(t, i, overHTTP, overMCP)
 		}
 	})
 }

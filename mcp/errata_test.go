@@ -20,6 +20,27 @@ type errataStep struct {
 	want map[string]any
 }
 
+// sideBySide runs step i in both worlds and fails the test unless HTTP and
+// MCP answer alike, with the step's refusal reason (none if empty) and
+// every value it wants.
+func (s errataStep) sideBySide(t *testing.T, i int, overHTTP, overMCP *world) {
+	t.Helper()
+	label := fmt.Sprintf("step %d %s by %s", i, s.op, s.who)
+	httpFailed, httpBody := overHTTP.viaHTTP(t, s.step)
+	mcpFailed, mcpBody := overMCP.viaMCP(t, s.step)
+	if httpFailed != mcpFailed || !sameAnswer(httpBody, mcpBody) {
+		t.Fatalf("%s: HTTP and MCP differ\nHTTP %s\nMCP  %s", label, mustJSON(httpBody), mustJSON(mcpBody))
+	}
+	if reasonOf(httpBody) != string(s.reason) {
+		t.Fatalf("%s: reason %q, want %q: %s", label, reasonOf(httpBody), s.reason, mustJSON(httpBody))
+	}
+	for path, want := range s.want {
+		if got := lookup(httpBody, path); !slices.ContainsFunc(got, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(want) }) {
+			t.Fatalf("%s: %s = %v, want %v\n%s", label, path, got, want, mustJSON(httpBody))
+		}
+	}
+}
+
 // errataScenario walks the eight cases of errata 1 (docs/protocol.md §3, §4, §5.2,
 // §6, §8) through a binding. Thread and message numbers are those a fresh
 // world hands out.
@@ -109,20 +130,7 @@ func TestErrataThroughBothBindings(t *testing.T) {
 			w.tokens["ada"] = w.srv.humanToken(t, "ada")
 		}
 		for i, s := range errataScenario() {
-			label := fmt.Sprintf("step %d %s by %s", i, s.op, s.who)
-			httpFailed, httpBody := overHTTP.viaHTTP(t, s.step)
-			mcpFailed, mcpBody := overMCP.viaMCP(t, s.step)
-			if httpFailed != mcpFailed || !sameAnswer(httpBody, mcpBody) {
-				t.Fatalf("%s: HTTP and MCP differ\nHTTP %s\nMCP  %s", label, mustJSON(httpBody), mustJSON(mcpBody))
-			}
-			if reasonOf(httpBody) != string(s.reason) {
-				t.Fatalf("%s: reason %q, want %q: %s", label, reasonOf(httpBody), s.reason, mustJSON(httpBody))
-			}
-			for path, want := range s.want {
-				if got := lookup(httpBody, path); !slices.ContainsFunc(got, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(want) }) {
-					t.Fatalf("%s: %s = %v, want %v\n%s", label, path, got, want, mustJSON(httpBody))
-				}
-			}
+			s.sideBySide(t, i, overHTTP, overMCP)
 		}
 	})
 }

@@ -1,8 +1,6 @@
 package mcp_test
 
 import (
-	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,20 +84,7 @@ func TestGuardThroughBothBindings(t *testing.T) {
 				clk.advance(time.Duration(s.args["minutes"].(int)) * time.Minute)
 				continue
 			}
-			label := fmt.Sprintf("step %d %s by %s", i, s.op, s.who)
-			httpFailed, httpBody := overHTTP.viaHTTP(t, s.step)
-			mcpFailed, mcpBody := overMCP.viaMCP(t, s.step)
-			if httpFailed != mcpFailed || !sameAnswer(httpBody, mcpBody) {
-				t.Fatalf("%s: HTTP and MCP differ\nHTTP %s\nMCP  %s", label, mustJSON(httpBody), mustJSON(mcpBody))
-			}
-			if reasonOf(httpBody) != string(s.reason) {
-				t.Fatalf("%s: reason %q, want %q: %s", label, reasonOf(httpBody), s.reason, mustJSON(httpBody))
-			}
-			for path, want := range s.want {
-				if got := lookup(httpBody, path); !slices.ContainsFunc(got, func(v any) bool { return fmt.Sprint(v) == fmt.Sprint(want) }) {
-					t.Fatalf("%s: %s = %v, want %v\n%s", label, path, got, want, mustJSON(httpBody))
-				}
-			}
+			s.sideBySide(t, i, overHTTP, overMCP)
 		}
 	})
 }
