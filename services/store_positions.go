@@ -115,8 +115,18 @@ func (f *Forum) settle(ctx context.Context, read func() ([]int64, error)) (int, 
 // in one pgx batch: one round trip less).
 func (f *Forum) settleWith(ctx context.Context, read func(horizon *int64) ([]int64, error)) (int, error) {
 	if !models.IsPostgresDB(f.db) {
+		// One writer at a time: nothing is held back, except by a fixed
+		// horizon read before (a stream's two feeds cut at one position).
 		pos, err := read(nil)
-		return len(pos), err
+		horizon, fixed := ctx.Value(fixedHorizonKey{}).(int64)
+		if err != nil || !fixed {
+			return len(pos), err
+		}
+		n := sort.Search(len(pos), func(i int) bool { return pos[i] >= horizon })
+		if held, ok := ctx.Value(heldBackKey{}).(*bool); ok && n < len(pos) {
+			*held = true
+		}
+		return n, nil
 	}
 	wait := time.Millisecond
 	for {
@@ -181,9 +191,18 @@ type heldBackKey struct{}
 // feeds and cuts both at the same position).
 type fixedHorizonKey struct{}
 
-// horizon is the position below which the log is final (see settle).
+// horizon is the position below which the log is final (see settle). On
+// SQLite, whose writers take turns, it is the committed counter's next
+// value: every position below it is committed.
 func (f *Forum) horizon(ctx context.Context) (int64, error) {
 	var h int64
+	if !models.IsPostgresDB(f.db) {
+		var seq models.LogSequence
+		if err := f.db.WithContext(ctx).Where("id = ?", 1).Take(&seq).Error; err != nil {
+			return 0, fmt.Errorf("log horizon: %w", err)
+		}
+		return seq.Value + 1, nil
+	}
 	if err := scanRow(f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx), &h); err != nil {
 		return 0, fmt.Errorf("log horizon: %w", err)
 	}

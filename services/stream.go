@@ -202,15 +202,14 @@ func (f *Forum) tryOpenStream(ctx context.Context, who Caller) (int64, error) {
 // the cursor after them (at itself when there was nothing).
 func (f *Forum) streamPage(ctx context.Context, who Caller, at streamCursor, readInbox bool) ([]StreamItem, streamCursor, error) {
 	limit := f.limits.PageMax
-	if models.IsPostgresDB(f.db) {
-		// One horizon for both feeds, so that what is sent is a cut of the
-		// log: no turn goes out ahead of an earlier event held back.
-		h, err := f.horizon(ctx)
-		if err != nil {
-			return nil, at, err
-		}
-		ctx = context.WithValue(ctx, fixedHorizonKey{}, h)
+	// One horizon for both feeds, so that what is sent is a cut of the log:
+	// no turn goes out ahead of an earlier event held back (PostgreSQL) or
+	// committed between the two reads (SQLite).
+	h, err := f.horizon(ctx)
+	if err != nil {
+		return nil, at, err
 	}
+	ctx = context.WithValue(ctx, fixedHorizonKey{}, h)
 	events, err := f.eventPage(ctx, 0, at.events, limit)
 	if err != nil {
 		return nil, at, err
