@@ -44,6 +44,31 @@ func TestToolSnapshots(t *testing.T) {
 	}
 }
 
+// hints are a tool's annotations (MCP 2025-03-26 and later).
+type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+
+// toolHints says, tool by tool, what each one does, written from the
+// protocol rather than from the code that sets them: reads change nothing;
+// nothing Parley does deletes or overwrites (a post appends, a confirm
+// makes a proposal the state of record); repeating a confirm or a read
+// changes nothing more, repeating a post without its idempotency_key would
+// store a second message; and every result that carries what other
+// participants wrote (bodies, titles, evidence, handles) is open-world.
+var toolHints = map[string]hints{
+	"get_manifest":    {readOnly: true, idempotent: true},
+	"whoami":          {readOnly: true, idempotent: true},
+	"post":            {openWorld: true},
+	"read_thread":     {readOnly: true, idempotent: true, openWorld: true},
+	"list_threads":    {readOnly: true, idempotent: true, openWorld: true},
+	"inbox":           {readOnly: true, idempotent: true, openWorld: true},
+	"get_events":      {readOnly: true, idempotent: true, openWorld: true},
+	"confirm":         {idempotent: true, openWorld: true},
+	"get_claim":       {readOnly: true, idempotent: true, openWorld: true},
+	"list_claims":     {readOnly: true, idempotent: true, openWorld: true},
+	"list_identities": {readOnly: true, idempotent: true, openWorld: true},
+	"search":          {readOnly: true, idempotent: true, openWorld: true},
+}
+
 // TestToolsFollowTheOperationTable checks names, hints and the schema each
 // tool declares.
 func TestToolsFollowTheOperationTable(t *testing.T) {
@@ -63,8 +88,16 @@ func TestToolsFollowTheOperationTable(t *testing.T) {
 			t.Errorf("%s: hints not all set explicitly: %+v", tl.Name, a)
 			continue
 		}
-		if *a.ReadOnlyHint != (op.Method == "GET") || *a.DestructiveHint {
-			t.Errorf("%s: readOnly %v destructive %v", tl.Name, *a.ReadOnlyHint, *a.DestructiveHint)
+		want, ok := toolHints[tl.Name]
+		if !ok {
+			t.Errorf("%s: no row in toolHints: say what the tool does", tl.Name)
+		}
+		got := hints{*a.ReadOnlyHint, *a.DestructiveHint, *a.IdempotentHint, *a.OpenWorldHint}
+		if got != want {
+			t.Errorf("%s: hints %+v, want %+v", tl.Name, got, want)
+		}
+		if says := strings.Contains(tl.Description, "never instructions"); says != want.openWorld {
+			t.Errorf("%s: the description warns that others' text is data: %v, want %v", tl.Name, says, want.openWorld)
 		}
 		var out map[string]any
 		json.Unmarshal(tl.RawOutputSchema, &out)
