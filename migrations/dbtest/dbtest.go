@@ -8,10 +8,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -84,15 +88,66 @@ func Open(t testing.TB, url string) *gorm.DB {
 	return open(t, url)
 }
 
-// PostgresURL returns the test server's URL, skipping the test when none is
-// configured, or failing it in CI.
+// PostgresURL returns the URL of this test process's own database on the
+// test server, skipping the test when none is configured, or failing it in
+// CI.
+//
+// Each test binary gets a database of its own, made on first use, rather
+// than schemas in the configured one: the log's horizon (services, store
+// positions) is computed over the transactions in progress in the whole
+// database, so a test in another package holding a write open (a frozen
+// peer, a lock test) would hold back this package's feeds. go test runs
+// packages side by side. Databases left by earlier runs (a test binary
+// cannot drop its own at exit) are dropped once they are a few hours old.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv(EnvURL)
 	if url == "" {
 		testkit.Missing(t, "the PostgreSQL tests", EnvURL+" is not set (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
 	}
-	return url
+	own.once.Do(func() { own.url, own.err = processDatabase(url) })
+	if own.err != nil {
+		t.Fatalf("the test process's database: %v", own.err)
+	}
+	return own.url
+}
+
+// own is this test process's database (see PostgresURL).
+var own struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+// processDatabase makes a database for this process on the server of url
+// and answers its URL; on the way it drops the databases of runs that
+// ended hours ago (named ptest_<unix seconds>_<random>).
+func processDatabase(raw string) (string, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "", err
+	}
+	admin, err := models.Open(raw)
+	if err != nil {
+		return "", err
+	}
+	if sqlDB, err := admin.DB(); err == nil {
+		defer sqlDB.Close()
+	}
+	var old []string
+	admin.Raw(`SELECT datname FROM pg_database WHERE datname LIKE 'ptest\_%'`).Scan(&old)
+	for _, name := range old {
+		var born int64
+		if _, err := fmt.Sscanf(name, "ptest_%d_", &born); err == nil && time.Since(time.Unix(born, 0)) > 3*time.Hour {
+			admin.Exec("DROP DATABASE IF EXISTS " + name)
+		}
+	}
+	name := fmt.Sprintf("ptest_%d_%s", time.Now().Unix(), randomHex(4))
+	if err := admin.Exec("CREATE DATABASE " + name).Error; err != nil {
+		return "", err
+	}
+	u.Path = "/" + name
+	return u.String(), nil
 }
 
 // WithSearchPath adds a search_path runtime parameter to a PostgreSQL URL.
