@@ -110,11 +110,30 @@ func (e *transportError) Error() string {
 
 func (e *transportError) Unwrap() error { return e.err }
 
+// Retryable marks err as worth trying again: a Handler returns it for a
+// failure of its own that may pass (a model's API timing out), and Follow
+// hands the turn again after a wait instead of stopping.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryable{err}
+}
+
+type retryable struct{ err error }
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
 // Temporary reports whether err is worth trying again later unchanged: a
-// network failure, rate_limited, unavailable, or an HTTP 502–504 from
-// something in between. Every other refusal is final: fix the request
-// (docs/protocol.md §2, norm 7).
+// network failure, rate_limited, unavailable, an HTTP 502–504 from
+// something in between, or an error marked Retryable. Every other refusal
+// is final: fix the request (docs/protocol.md §2, norm 7).
 func Temporary(err error) bool {
+	var m *retryable
+	if errors.As(err, &m) {
+		return true
+	}
 	var r *Refusal
 	if errors.As(err, &r) {
 		return r.Reason == RateLimited || r.Reason == Unavailable
