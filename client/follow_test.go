@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bufio"
+	"errors"
 	"context"
 	"fmt"
 	"os"
@@ -264,4 +265,76 @@ func waitFor(t *testing.T, exited chan error, cond func() bool, out *testkit.Syn
 			t.Fatalf("the agent made no progress in 3 minutes\n%s", out.String())
 		}
 	}
+}
+
+// TestFollowRidesOutAnOutage: while everything the agent sends is answered
+// 503 unavailable, questions keep coming; once the outage ends, Follow,
+// which never stopped, answers each of them once, and those from before.
+func TestFollowRidesOutAnOutage(t *testing.T) {
+	eachDB(t, nil, func(t *testing.T, s *server) {
+		agentToken := s.token(t, "agent", "read,write")
+		asker := client.New(s.URL, s.token(t, "asker", "read,write"))
+		proxy := newFaultProxy(t, s.URL, func(int) fault { return pass })
+		agent := client.New(proxy.URL(), agentToken,
+			client.WithRetry(client.Retry{Attempts: 2, Base: 5 * time.Millisecond, Max: 50 * time.Millisecond}))
+		answered := make(chan string, 100)
+		ctx, cancel := context.WithCancel(t.Context())
+		followed := make(chan error, 1)
+		go func() {
+			followed <- agent.Follow(ctx, func(ctx context.Context, turn *client.Turn) error {
+				_, err := turn.Post(ctx, client.Answer(turn.Message, "Answered: "+turn.Message.ID))
+				if err == nil {
+					answered <- turn.Thread.ID
+				}
+				return err
+			}, client.FollowOptions{Wait: time.Second})
+		}()
+		ask := func(i int) string {
+			out, err := asker.Post(t.Context(), client.Ask(fmt.Sprintf("Question %d?", i)).WithTo("ainotes:agent", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out.Thread.ID
+		}
+		got := map[string]int{}
+		receive := func(n int) {
+			for range n {
+				select {
+				case th := <-answered:
+					got[th]++
+				case err := <-followed:
+					t.Fatalf("Follow returned: %v", err)
+				case <-time.After(2 * time.Minute):
+					t.Fatalf("only %d answers", len(got))
+				}
+			}
+		}
+		var asked []string
+		for i := range 3 {
+			asked = append(asked, ask(i))
+		}
+		receive(3)
+		proxy.down.Store(true)
+		for i := 3; i < 8; i++ {
+			asked = append(asked, ask(i))
+		}
+		for deadline := time.Now().Add(2 * time.Minute); proxy.refused.Load() < 10; {
+			if time.Now().After(deadline) {
+				t.Fatal("the agent sent nothing during the outage")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		proxy.down.Store(false)
+		receive(5)
+		cancel()
+		if err := <-followed; !errors.Is(err, context.Canceled) {
+			t.Errorf("Follow returned %v", err)
+		}
+		for _, th := range asked {
+			if got[th] != 1 {
+				t.Errorf("%s answered %d times", th, got[th])
+			}
+		}
+		t.Logf("%d requests refused during the outage; %d questions answered once each", proxy.refused.Load(), len(asked))
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -30,6 +31,11 @@ type faultProxy struct {
 	mu     sync.Mutex
 	posts  int
 	faults map[fault]int
+
+	// down answers every request 503 unavailable while set, counting
+	// them in refused: an outage of the storage behind the server.
+	down    atomic.Bool
+	refused atomic.Int64
 }
 
 func newFaultProxy(t *testing.T, upstream string, decide func(n int) fault) *faultProxy {
@@ -56,7 +62,10 @@ func (p *faultProxy) counts() (int, map[fault]int) {
 func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	f := pass
-	if r.Method == http.MethodPost && r.URL.Path == "/api/v1/messages" {
+	if p.down.Load() {
+		p.refused.Add(1)
+		f = unavailable
+	} else if r.Method == http.MethodPost && r.URL.Path == "/api/v1/messages" {
 		p.mu.Lock()
 		p.posts++
 		f = p.decide(p.posts)
