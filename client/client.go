@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -116,6 +117,9 @@ func (c *Client) once(ctx context.Context, req request, out any) error {
 			if r := w.refusal(); r != nil {
 				if r.Status == 0 {
 					r.Status = resp.StatusCode
+				}
+				if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); r.RetryAfter == 0 && err == nil && s > 0 {
+					r.RetryAfter = time.Duration(s) * time.Second
 				}
 				return r
 			}

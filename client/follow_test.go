@@ -322,7 +322,11 @@ func TestFollowRidesOutAnOutage(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatal("the agent sent nothing during the outage")
 			}
-			time.Sleep(5 * time.Millisecond)
+			select {
+			case err := <-followed:
+				t.Fatalf("Follow returned during the outage: %v", err)
+			case <-time.After(5 * time.Millisecond):
+			}
 		}
 		proxy.down.Store(false)
 		receive(5)
