@@ -214,23 +214,23 @@ func forumChecks() []forumCheck {
 	return []forumCheck{
 		{"messages", "parent_id", `SELECT m.id, m.parent_id, 0 FROM messages m
 			WHERE m.parent_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages p WHERE p.id = m.parent_id) ORDER BY m.id LIMIT 1`,
-			"names message %v, which the bundle does not hold"},
+			"names message %v%.0v, which the bundle does not hold"},
 		{"messages", "parent_id", `SELECT m.id, p.id, p.thread_id FROM messages m JOIN messages p ON p.id = m.parent_id
 			WHERE p.thread_id <> m.thread_id ORDER BY m.id LIMIT 1`,
 			"names message %v of thread %v: a reply's parent is in the reply's own thread"},
+		{"threads", "root_message_id", `SELECT t.id, t.root_message_id, 0 FROM threads t
+			WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = t.root_message_id AND m.thread_id = t.id AND m.parent_id IS NULL)
+			ORDER BY t.id LIMIT 1`,
+			"names message %v%.0v, which is not a message of this thread without a parent: every thread has its root"},
+		{"messages", "parent_id", `SELECT m.id, t.id, t.root_message_id FROM messages m JOIN threads t ON t.id = m.thread_id
+			WHERE m.parent_id IS NULL AND m.id <> t.root_message_id ORDER BY m.id LIMIT 1`,
+			"is null, but thread %v's root is message %v: only the root has no parent"},
 		{"messages", "depth", `SELECT m.id, m.depth, p.depth + 1 FROM messages m JOIN messages p ON p.id = m.parent_id
 			WHERE m.depth <> p.depth + 1 ORDER BY m.id LIMIT 1`,
 			"is %v; a reply is one deeper than its parent: %v"},
 		{"messages", "chain_len", `SELECT m.id, m.chain_len, COALESCE(p.chain_len, 0) + 1 FROM messages m LEFT JOIN messages p ON p.id = m.parent_id
 			WHERE m.chain_len <> 0 AND m.chain_len <> COALESCE(p.chain_len, 0) + 1 ORDER BY m.id LIMIT 1`,
 			"is %v; it is 0 or one more than the parent's: %v"},
-		{"threads", "root_message_id", `SELECT t.id, t.root_message_id, 0 FROM threads t
-			WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = t.root_message_id AND m.thread_id = t.id AND m.parent_id IS NULL)
-			ORDER BY t.id LIMIT 1`,
-			"names message %v, which is not a message of this thread without a parent: every thread has its root"},
-		{"messages", "parent_id", `SELECT m.id, t.id, t.root_message_id FROM messages m JOIN threads t ON t.id = m.thread_id
-			WHERE m.parent_id IS NULL AND m.id <> t.root_message_id ORDER BY m.id LIMIT 1`,
-			"is null, but thread %v's root is message %v: only the root has no parent"},
 		{"threads", "message_count", `SELECT t.id, t.message_count, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) FROM threads t
 			WHERE t.message_count <> (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) ORDER BY t.id LIMIT 1`,
 			"is %v, but the bundle holds %v messages of the thread"},

@@ -62,6 +62,10 @@ func (f *Forum) Import(ctx context.Context, r io.Reader) (BundleHeader, error) {
 		checker := f.rowChecker()
 		for _, t := range header.Tables {
 			if err := importRows(tx, lines, checker, t, kinds[t.Name]); err != nil {
+				var bad *BundleRowError
+				if errors.As(err, &bad) {
+					return err // it names the table
+				}
 				return fmt.Errorf("table %s: %w", t.Name, err)
 			}
 		}
