@@ -88,6 +88,12 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 			return refuse(col, "has %d characters; at most %d", utf8.RuneCountInString(s), max)
 		}
 	}
+	for _, col := range identityColumns[table] {
+		optional := col == "to_identity" || col == "awaiting_identity"
+		if s, ok := row[col].(string); ok && !validIdentity(s) && !(optional && s == "") && !(col == "awaiting_identity" && s == "*") {
+			return refuse(col, "%q is not an identity <realm>:<handle> or human:<name>", s)
+		}
+	}
 	l := c.f.limits
 	text := func(col string) string { s, _ := row[col].(string); return s }
 	num := func(col string) (int64, bool) { v, ok := row[col].(int64); return v, ok }
@@ -187,6 +193,14 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 		}
 	}
 	return nil
+}
+
+// identityColumns are the columns that name an identity; to and awaiting
+// may be "" (nobody), awaiting "*" (anyone).
+var identityColumns = map[string][]string{
+	"threads":  {"created_by_identity", "awaiting_identity"},
+	"messages": {"author_identity", "to_identity", "awaiting_identity"},
+	"claims":   {"claimant_identity"},
 }
 
 // eventTypes are the types of the log's events.

@@ -232,6 +232,8 @@ func hostileCases() []hostileCase {
 		{"token identity bogus", set("tokens", firstOf("tokens"), "identity", "nobody"), "tokens", "identity"},
 		{"empty password hash", set("users", firstOf("users"), "password_hash", ""), "users", "password_hash"},
 		{"password hash in plain text", set("users", firstOf("users"), "password_hash", "correct horse battery"), "users", "password_hash"},
+		{"author identity bogus", set("messages", reply, "author_identity", "root"), "messages", "author_identity"},
+		{"awaiting identity bogus", set("threads", thread, "awaiting_identity", "everyone!"), "threads", "awaiting_identity"},
 		{"author kind root", set("messages", reply, "author_kind", "root"), "messages", "author_kind"},
 		{"a model's message as a human's", func(t *testing.T, b *editableBundle) {
 			b.first(t, "messages", func(r bundleRow) bool { return text(r, "author_kind") == "llm" }).Row["author_kind"] = rawJSON("human")
