@@ -109,10 +109,11 @@ func checkImportable(ctx context.Context, tx *gorm.DB, h BundleHeader) (map[stri
 	case h.SchemaVersion < 1:
 		return nil, fmt.Errorf("the header names no schema version")
 	case h.SchemaVersion < max(FirstBundleSchema, migrations.LastRowStep()):
-		return nil, fmt.Errorf("%w: the bundle is from schema version %d, older than %d, the first bundles were written from; "+
-			"a migration since (%d: %s) rewrote stored rows that import would copy as they are: migrate the source database with this build "+
-			"('parley migrate') and export it again", ErrBundleOlder, h.SchemaVersion, FirstBundleSchema,
-			migrations.LastRowStep(), migrations.RowSteps[migrations.LastRowStep()])
+		step := migrations.LastRowStep()
+		return nil, fmt.Errorf("%w (the bundle is at schema version %d): this build imports bundles from schema version %d on, as the first bundles were written at %d "+
+			"and migration %d is the last to rewrite stored rows (%s), which import would copy as they are; "+
+			"migrate the source database with this build ('parley migrate') and export it again",
+			ErrBundleOlder, h.SchemaVersion, max(FirstBundleSchema, step), FirstBundleSchema, step, migrations.RowSteps[step])
 	}
 	for _, t := range bundleTables {
 		var rows int64
