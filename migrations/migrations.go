@@ -153,3 +153,23 @@ func Current(ctx context.Context, db *gorm.DB) (int, error) {
 	}
 	return *v, nil
 }
+
+// RowSteps are the versions whose migration rewrites rows already stored
+// (an UPDATE or DELETE of a table an earlier version made), and what each
+// fills in. A bundle (services/store_bundle.go) written before such a
+// version lacks what the step would have written, and import copies rows
+// as they are: it refuses a bundle from before the last of these
+// (services' checkImportable). TestRowStepsAreListed holds the list to the
+// files.
+var RowSteps = map[int]string{
+	3: "the state of record (record_*), filled from the log",
+}
+
+// LastRowStep is the newest version in RowSteps.
+func LastRowStep() int {
+	last := 0
+	for v := range RowSteps {
+		last = max(last, v)
+	}
+	return last
+}

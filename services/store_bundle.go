@@ -136,6 +136,22 @@ var ErrNotEmpty = errors.New("the database is not empty: import needs a database
 // than this build knows.
 var ErrBundleNewer = errors.New("the bundle comes from a newer schema than this build knows: import it with a newer parley")
 
+// ErrBundleOlder is returned by Import for a bundle from a schema older
+// than any build that wrote bundles.
+var ErrBundleOlder = errors.New("the bundle comes from an older schema than any bundle was written from")
+
+// FirstBundleSchema is the schema version of the first build that wrote
+// bundles (export came with migration 9). No export wrote an older
+// version, and a bundle claiming one would import without the data steps
+// of the migrations in between (migrations.RowSteps).
+//
+// Reading: the issue allows an older bundle if its data steps are
+// replayed. None can be: a data step reads the tables as they stood at its
+// version (0003 fills the state of record from the log), and import writes
+// rows at this build's schema. So an older bundle is refused with what to
+// do instead: migrate the source and export again.
+const FirstBundleSchema = 9
+
 // valueKind is how a column's values are written in a bundle.
 type valueKind int
 

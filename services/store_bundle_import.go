@@ -1,7 +1,6 @@
 package services
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,7 +18,8 @@ import (
 
 // Import loads a bundle (see store_bundle.go) into this database, which must be
 // migrated and empty, in one transaction: the whole forum or, on any error,
-// nothing. It reads the bundle as a stream, a batch of rows at a time.
+// nothing. It reads the bundle as a stream, a line at a time, and inserts
+// a batch of rows at a time.
 //
 // Everything keeps its identity: ids, states of record, log positions —
 // so the since cursors agents kept stay valid — token hashes and password
@@ -28,18 +28,26 @@ import (
 // and new log positions come after every imported one (raiseLog).
 //
 // It refuses a database that holds a forum (ErrNotEmpty), a bundle from a
-// newer schema (ErrBundleNewer), and a bundle whose rows do not match its
-// header.
+// newer schema (ErrBundleNewer) or one older than the first bundles
+// (ErrBundleOlder), a bundle whose rows do not match its header, a line
+// longer than any row takes (bundleLineMaxBytes: it is refused when the
+// reader passes the bound, never held whole), and a row the protocol would
+// never have stored (store_bundle_checks.go: a *BundleRowError naming the
+// table, row and field).
 func (f *Forum) Import(ctx context.Context, r io.Reader) (BundleHeader, error) {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
+	lines := newBundleLines(r)
 	var header BundleHeader
-	if err := dec.Decode(&header); err != nil {
+	line, err := lines.next()
+	if err == nil {
+		err = json.Unmarshal(line, &header)
+	}
+	if err != nil {
 		return BundleHeader{}, fmt.Errorf("import: read the header: %w", err)
 	}
 	if header.Format != BundleFormat {
 		return BundleHeader{}, fmt.Errorf("import: not a Parley bundle of format %s (parley_bundle is %q)", BundleFormat, header.Format)
 	}
-	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := bulkSession(tx); err != nil {
 			return err
 		}
@@ -51,14 +59,21 @@ func (f *Forum) Import(ctx context.Context, r io.Reader) (BundleHeader, error) {
 		if err != nil {
 			return err
 		}
+		checker := f.rowChecker()
 		for _, t := range header.Tables {
-			if err := importRows(tx, dec, t, kinds[t.Name]); err != nil {
+			if err := importRows(tx, lines, checker, t, kinds[t.Name]); err != nil {
+				var bad *BundleRowError
+				if errors.As(err, &bad) {
+					return err // it names the table
+				}
 				return fmt.Errorf("table %s: %w", t.Name, err)
 			}
 		}
-		var extra json.RawMessage
-		if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if _, err := lines.next(); !errors.Is(err, io.EOF) {
 			return errors.New("the bundle holds more rows than its header counts")
+		}
+		if err := checkForum(tx); err != nil {
+			return err
 		}
 		if err := checkForeignKeys(tx, deferred); err != nil {
 			return err
@@ -93,6 +108,12 @@ func checkImportable(ctx context.Context, tx *gorm.DB, h BundleHeader) (map[stri
 		return nil, fmt.Errorf("%w (bundle %d, this build %d)", ErrBundleNewer, h.SchemaVersion, current)
 	case h.SchemaVersion < 1:
 		return nil, fmt.Errorf("the header names no schema version")
+	case h.SchemaVersion < max(FirstBundleSchema, migrations.LastRowStep()):
+		step := migrations.LastRowStep()
+		return nil, fmt.Errorf("%w (the bundle is at schema version %d): this build imports bundles from schema version %d on, as the first bundles were written at %d "+
+			"and migration %d is the last to rewrite stored rows (%s), which import would copy as they are; "+
+			"migrate the source database with this build ('parley migrate') and export it again",
+			ErrBundleOlder, h.SchemaVersion, max(FirstBundleSchema, step), FirstBundleSchema, step, migrations.RowSteps[step])
 	}
 	for _, t := range bundleTables {
 		var rows int64
@@ -128,21 +149,30 @@ func checkImportable(ctx context.Context, tx *gorm.DB, h BundleHeader) (map[stri
 
 // importRows reads a table's rows from the bundle and inserts them in
 // batches of multi-row INSERTs.
-func importRows(tx *gorm.DB, dec *json.Decoder, t BundleTable, cols []column) error {
+func importRows(tx *gorm.DB, lines *bundleLines, checker *rowChecker, t BundleTable, cols []column) error {
 	perBatch := min(500, 30000/len(cols)) // under both databases' limits on bound values
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = c.name
 	}
 	args := make([]any, 0, perBatch*len(cols))
+	row := make(map[string]any, len(cols))
 	for n := int64(1); n <= t.Rows; n++ {
+		raw, err := lines.next()
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		var line bundleLine
-		if err := dec.Decode(&line); err != nil {
+		if err == nil {
+			err = json.Unmarshal(raw, &line)
+		}
+		if err != nil {
 			return fmt.Errorf("row %d of %d: %w", n, t.Rows, err)
 		}
 		if line.Table != t.Name || len(line.Row) != len(cols) {
 			return fmt.Errorf("row %d of %d: a row of %q with %d columns, want %d", n, t.Rows, line.Table, len(line.Row), len(cols))
 		}
+		clear(row)
 		for _, c := range cols {
 			raw, ok := line.Row[c.name]
 			if !ok {
@@ -153,6 +183,10 @@ func importRows(tx *gorm.DB, dec *json.Decoder, t BundleTable, cols []column) er
 				return fmt.Errorf("row %d, column %s: %w", n, c.name, err)
 			}
 			args = append(args, v)
+			row[c.name] = v
+		}
+		if err := checker.checkRow(t.Name, n, row); err != nil {
+			return err
 		}
 		if len(args) == cap(args) || n == t.Rows {
 			if err := insertRows(tx, t.Name, names, args); err != nil {

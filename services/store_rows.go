@@ -201,7 +201,7 @@ func rowsOf[T any](q *gorm.DB, hint int, fields func(*T) []any) ([]T, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]T, 0, hint)
+	out := make([]T, 0, capHint(hint))
 	for rows.Next() {
 		var zero T
 		out = append(out, zero)

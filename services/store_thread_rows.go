@@ -40,6 +40,16 @@ func threadWithMessages(db *gorm.DB, id int64) (models.Thread, []models.Message,
 	return th, rows, nil
 }
 
+// hintMax is the most rows a slice is made for ahead of reading them.
+const hintMax = 1024
+
+// capHint makes a stored count safe to allocate by: a count is a number in
+// a row, and a row can be wrong (a bug, an edited bundle: a message_count
+// of 10^9 made the first read of its thread allocate 10^9 messages and
+// kill the process, -5 panicked in makeslice). The slice grows by append
+// past the hint when there are more rows, so the hint only saves copies.
+func capHint(n int) int { return min(max(n, 0), hintMax) }
+
 // treeColumns are the columns of messages a thread tree shows, in the
 // order threadMessages scans them; treeColumnsLeftOut are the others
 // (the guard's bookkeeping). A test checks that together they are every
@@ -59,7 +69,8 @@ var (
 // scanned by hand: the thread tree is the largest answer Parley gives, and
 // the generic struct scan cost a third of its time.
 //
-// hint is how many messages to expect (the thread's message count).
+// hint is how many messages to expect (the thread's message count), never
+// trusted as a size: see capHint.
 func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, error) {
 	if models.IsPostgresDB(db) {
 		if out, ok, err := threadMessagesPgx(db.Statement.Context, db, thread, hint); ok {
@@ -71,7 +82,7 @@ func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, erro
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]models.Message, 0, hint)
+	out := make([]models.Message, 0, capHint(hint))
 	for rows.Next() {
 		var m models.Message
 		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
@@ -108,7 +119,7 @@ func threadWithMessagesPgx(ctx context.Context, db *gorm.DB, thread int64) (th m
 			return err
 		}
 		defer rows.Close()
-		out = make([]models.Message, 0, th.MessageCount)
+		out = make([]models.Message, 0, capHint(th.MessageCount))
 		for rows.Next() {
 			out = append(out, models.Message{})
 			if err := rows.Scan(treeFields(&out[len(out)-1])...); err != nil {
@@ -137,7 +148,7 @@ func threadMessagesPgx(ctx context.Context, db *gorm.DB, thread int64, hint int)
 	// Rows are scanned in place, into a slice sized from the thread's
 	// message count: a Message is large, and growing the slice and copying
 	// each row into it cost as much as decoding the rows.
-	out := make([]models.Message, 0, hint)
+	out := make([]models.Message, 0, capHint(hint))
 	native, err := onPgx(ctx, db, func(c *pgx.Conn) error {
 		rows, err := c.Query(ctx, "SELECT "+strings.Join(treeColumns, ", ")+" FROM messages WHERE thread_id = $1 ORDER BY id", thread)
 		if err != nil {
