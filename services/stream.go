@@ -43,12 +43,12 @@ const DefaultHeartbeat = 15 * time.Second
 
 // Stream sends the caller every event after since and every turn that
 // opened for it after since (the inbox without an extension), then
-// whatever comes next, as it comes, until send fails or ctx ends. At each
-// heartbeat it re-checks the caller's token: once it is revoked, the
-// stream's last item is a StreamError carrying token_invalid, and Stream
-// returns that refusal. It holds
+// whatever comes next, as it comes, until send fails or ctx ends. It holds
 // no database connection while it waits. At most streams_per_token streams
 // per token run at once, across every server process (else rate_limited).
+// At each heartbeat it re-checks the caller's token (issue 23): once the
+// token is revoked, the stream's last item is a StreamError carrying
+// token_invalid, and Stream returns that refusal.
 // Once admitted it writes at once, after reading its first page: that
 // page's items, or a heartbeat when there are none, so that the caller
 // knows it runs (a stream with nothing to send sends the next heartbeat

@@ -12,10 +12,10 @@ import (
 // counting", errata 2). The streams table is the truth: a row per open
 // stream, counted against streams_per_token by every process on the
 // database (and likewise a row per /live stream of a web page, counted per
-// session; see call_slots.go). What a process keeps in memory is only a cache of its own rows
-// — which of them it serves, and how to reach each — so that it can
-// refresh their seen_at in one statement and probe them when a token is at
-// its limit; a process that restarts has no rows to remember (they age
+// session; see call_slots.go). What a process keeps in memory is only a
+// cache of its own rows — which of them it serves, and how to reach each —
+// so that it can refresh their seen_at in one statement and probe them
+// when a token (or a session) is at its limit; a process that restarts has no rows to remember (they age
 // out), and any number of processes share one database.
 //
 // How a slot is released when its client goes away:
