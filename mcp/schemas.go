@@ -39,6 +39,8 @@ func paramSchema(forum *services.Forum, p services.Param) *jsonschema.Schema {
 	switch {
 	case p.Name == "depth":
 		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(itoa(forum.Limits().ThreadMaxDepth)), Description: p.Description}
+	case p.Name == "wait":
+		return &jsonschema.Schema{Type: "integer", Minimum: json.Number("0"), Maximum: json.Number(itoa(forum.Limits().WaitMaxSeconds)), Description: p.Description}
 	case p.Type == "boolean":
 		return &jsonschema.Schema{Type: "boolean", Description: p.Description}
 	case p.Type == "integer":

@@ -26,6 +26,10 @@ type Config struct {
 	// QueryTimeout bounds each database round of a waiting read or a
 	// stream; DefaultQueryTimeout when zero.
 	QueryTimeout time.Duration
+	// Heartbeat is how often streams show they are alive and long-lived
+	// calls re-check their caller; DefaultHeartbeat (§13: 15 s) when zero.
+	// Tests shorten it.
+	Heartbeat time.Duration
 }
 
 // Forum carries out every Parley operation against one database. It holds
@@ -39,6 +43,7 @@ type Forum struct {
 	now          func() time.Time
 	hub          *hub // wakes this process's waiting reads (docs/protocol.md §13)
 	queryTimeout time.Duration
+	heartbeat    time.Duration // see Config.Heartbeat
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
@@ -59,7 +64,11 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.QueryTimeout <= 0 {
 		cfg.QueryTimeout = DefaultQueryTimeout
 	}
-	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), queryTimeout: cfg.QueryTimeout}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(),
+		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat}
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))
 		if err != nil {

@@ -97,7 +97,7 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		return Inbox{}, err
 	}
 	out := Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}
-	err = f.waiting(ctx, wait, func() <-chan struct{} { return f.hub.waitTurn(who, addressed) }, func(ctx context.Context) (bool, error) {
+	err = f.waiting(ctx, who, wait, func() <-chan struct{} { return f.hub.waitTurn(who, addressed) }, func(ctx context.Context) (bool, error) {
 		var err error
 		out, err = f.inboxPage(ctx, who, q.Extension, since, limit, addressed)
 		return len(out.Items) > 0, err

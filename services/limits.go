@@ -18,6 +18,7 @@ type Limits struct {
 	RequestsPerMinute       int `json:"requests_per_minute"`
 	WaitMaxSeconds          int `json:"wait_max_seconds"`
 	StreamsPerToken         int `json:"streams_per_token"`
+	WaitsPerToken           int `json:"waits_per_token"`
 
 	// The guard profile (docs/protocol.md §14).
 	GuardRecentBodies   int `json:"guard_recent_bodies"`
@@ -46,12 +47,17 @@ func DefaultLimits() Limits {
 		RequestsPerMinute:       1200,
 		WaitMaxSeconds:          30,
 		StreamsPerToken:         4,
-		GuardRecentBodies:       20,
-		GuardChainMax:           12,
-		GuardThreadRunMax:       100,
-		ReplyByMaxHours:         168,
-		SearchQueryMaxChars:     200,
-		SearchCandidates:        2000,
+		// An agent waits on its inbox and its events, from a few extensions
+		// at once: 8 lets four of them wait on both, while one credential
+		// holds at most 8 connections in waits (and 4 in streams) of a
+		// server's thousands.
+		WaitsPerToken:       8,
+		GuardRecentBodies:   20,
+		GuardChainMax:       12,
+		GuardThreadRunMax:   100,
+		ReplyByMaxHours:     168,
+		SearchQueryMaxChars: 200,
+		SearchCandidates:    2000,
 	}
 }
 

@@ -31,7 +31,7 @@ func TestReferenceLimits(t *testing.T) {
 		ThreadMaxDepth: 32, PageDefault: 50, PageMax: 200, EvidenceMaxItems: 8, EvidenceRefMaxChars: 2048,
 		SupersedesMaxItems: 8, RequestMaxBytes: 16384, PostsPerMinute: 120, RequestsPerMinute: 1200,
 		// §13 (profile feed)
-		WaitMaxSeconds: 30, StreamsPerToken: 4,
+		WaitMaxSeconds: 30, StreamsPerToken: 4, WaitsPerToken: 8,
 		// §14 (profile guard)
 		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168,
 		// Beyond §9: the search operation's.

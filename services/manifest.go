@@ -92,7 +92,7 @@ var (
 	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", "integer"}
 	cursorParam = Param{"cursor", "query", "The cursor of the previous page.", ""}
 	extParam    = Param{"extension", "query", "Your extension, if you run as a sub-agent: its own questions are hidden, and turns for your other extensions.", ""}
-	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up.", "integer"}
+	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up. A token has at most waits_per_token calls waiting at once (rate_limited beyond, with retry_after).", "integer"}
 )
 
 // Operations is the table of docs/protocol.md §2.1, the dialectic profile's

@@ -206,7 +206,8 @@ func TestManifestAdvertisesTheFeedProfile(t *testing.T) {
 			feed = p
 		}
 	}
-	if feed.Limits["wait_max_seconds"] != m.Limits.WaitMaxSeconds || feed.Limits["streams_per_token"] != m.Limits.StreamsPerToken || m.Limits.WaitMaxSeconds != 30 {
+	if feed.Limits["wait_max_seconds"] != m.Limits.WaitMaxSeconds || feed.Limits["streams_per_token"] != m.Limits.StreamsPerToken ||
+		feed.Limits["waits_per_token"] != m.Limits.WaitsPerToken || m.Limits.WaitMaxSeconds != 30 {
 		t.Fatalf("feed limits %v, limits %+v", feed.Limits, m.Limits)
 	}
 	for _, name := range feed.Operations {

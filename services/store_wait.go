@@ -12,12 +12,20 @@ const DefaultQueryTimeout = 5 * time.Second
 // waiting runs read — one query of the database with the caller's cursor,
 // reporting whether it found anything — and, while it finds nothing, waits
 // for news that may concern it (news gives the hub's channel for that) and
-// reads again, until wait has passed or the
-// caller is gone. Between reads it holds no database connection: it waits
-// on the hub only. Each read is bounded by the query timeout, so a frozen
-// database still answers unavailable in time.
-func (f *Forum) waiting(ctx context.Context, wait time.Duration, news func() <-chan struct{}, read func(context.Context) (bool, error)) error {
+// reads again, until wait has passed or the caller is gone. Between reads
+// it holds no database connection: it waits on the hub only. Each read is
+// bounded by the query timeout, so a frozen database still answers
+// unavailable in time.
+//
+// Once its first read found nothing, the call holds a slot of
+// waits_per_token for the time it may still wait (openWait; beyond the cap
+// it is refused, rate_limited), released when it returns; and at each
+// heartbeat it re-checks the caller's token, answering token_invalid once
+// it is revoked. The binding ends ctx when the client goes away, which
+// frees the slot at once.
+func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news func() <-chan struct{}, read func(context.Context) (bool, error)) error {
 	give := time.Now().Add(wait)
+	var beat <-chan time.Time
 	for {
 		signal := news() // before the read: an advance during it is not missed
 		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
@@ -27,15 +35,40 @@ func (f *Forum) waiting(ctx context.Context, wait time.Duration, news func() <-c
 		if err != nil || found || left <= 0 {
 			return err
 		}
-		timer := time.NewTimer(left)
+		if beat == nil {
+			release, err := f.openWait(ctx, who, left)
+			if err != nil {
+				return err
+			}
+			defer release()
+			t := time.NewTicker(f.heartbeat)
+			defer t.Stop()
+			beat = t.C
+		}
+		if done, err := f.await(ctx, who, left, signal, beat); done || err != nil {
+			return err
+		}
+	}
+}
+
+// await waits for signal, at most left: false when the signal came (read
+// again), true when left passed or ctx ended. At each beat it re-checks the
+// caller's token, and answers its refusal.
+func (f *Forum) await(ctx context.Context, who Caller, left time.Duration, signal <-chan struct{}, beat <-chan time.Time) (bool, error) {
+	timer := time.NewTimer(left)
+	defer timer.Stop()
+	for {
 		select {
 		case <-signal:
-			timer.Stop()
+			return false, nil
 		case <-timer.C:
-			return nil
+			return true, nil
 		case <-ctx.Done():
-			timer.Stop()
-			return nil
+			return true, nil
+		case <-beat:
+			if r := stillAdmitted(f.tokenHolds(ctx, who)); r != nil {
+				return true, r
+			}
 		}
 	}
 }

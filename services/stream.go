@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
 	"parley/models"
 )
 
@@ -27,22 +25,30 @@ type StreamItem struct {
 // StreamItemType is the Server-Sent Events type of a stream item.
 type StreamItemType string
 
-// The stream's item types (a heartbeat has none).
+// The stream's item types (a heartbeat has none). StreamError is a
+// stream's last item when it ends with a refusal (its Data a RefusalBody,
+// its Cursor empty): the token was revoked while it ran.
 const (
 	StreamEvent StreamItemType = "parley.event"
 	StreamInbox StreamItemType = "parley.inbox"
+	StreamError StreamItemType = "parley.error"
 )
 
-// streamHeartbeat is how often a stream shows it is alive (§13: 15 s).
-// Its row is refreshed apart from it, for all of a process's streams at
-// once (stream_local.go).
-const streamHeartbeat = 15 * time.Second
+// DefaultHeartbeat is how often a stream shows it is alive (§13: 15 s),
+// and how often every long-lived call — a stream, a waiting read, a page's
+// /live stream — checks that its caller still holds its token or session.
+// A stream's row is refreshed apart from it, for all of a process's
+// streams at once (stream_local.go).
+const DefaultHeartbeat = 15 * time.Second
 
 // Stream sends the caller every event after since and every turn that
 // opened for it after since (the inbox without an extension), then
 // whatever comes next, as it comes, until send fails or ctx ends. It holds
 // no database connection while it waits. At most streams_per_token streams
 // per token run at once, across every server process (else rate_limited).
+// At each heartbeat it re-checks the caller's token (issue 23): once the
+// token is revoked, the stream's last item is a StreamError carrying
+// token_invalid, and Stream returns that refusal.
 // Once admitted it writes at once, after reading its first page: that
 // page's items, or a heartbeat when there are none, so that the caller
 // knows it runs (a stream with nothing to send sends the next heartbeat
@@ -65,12 +71,12 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 	if err != nil {
 		return err
 	}
-	ls := f.addLocalStream(id, who.TokenID)
+	ls := f.addLocalStream(id, holder{slotStream, who.TokenID})
 	defer f.endLocalStream(ls)
 	// The first write admits the stream (the transport starts its answer):
 	// the first page's first item, or a heartbeat when there is none.
 	started := false
-	beat := time.NewTicker(streamHeartbeat)
+	beat := time.NewTicker(f.heartbeat)
 	defer beat.Stop()
 	readInbox := true
 	for {
@@ -113,6 +119,10 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 		case <-turns:
 			readInbox = true
 		case <-beat.C:
+			if r := stillAdmitted(f.tokenHolds(ctx, who)); r != nil {
+				send(StreamItem{Type: StreamError, Data: RefusalBody{Error: r}})
+				return r
+			}
 			readInbox = true
 			if err := send(StreamItem{}); err != nil {
 				return nil
@@ -159,42 +169,33 @@ const streamBatch = 250 * time.Millisecond
 // watches its connection, so a closed one is released by its owner as
 // quickly as a local one would be (see stream_local.go).
 func (f *Forum) openStream(ctx context.Context, who Caller) (int64, error) {
-	id, err := f.tryOpenStream(ctx, who)
-	var r *Refusal
-	if errors.As(err, &r) && r.Reason == RateLimited && f.probeLocalStreams(who.TokenID) > 0 {
-		id, err = f.tryOpenStream(ctx, who)
+	h := holder{slotStream, who.TokenID}
+	limit := f.limits.StreamsPerToken
+	if who.TokenID == 0 {
+		limit = 0 // a signed-in page's caller: no token to count against
 	}
-	return id, err
+	return f.openProbing(ctx, h, limit, func(n int) string {
+		return fmt.Sprintf("this token has %d streams open, each with its client just now, the most it may (streams_per_token); close one first", n)
+	})
 }
 
-// tryOpenStream counts the token's live streams under a lock on its token
-// row, and records a new one unless there are streams_per_token already.
-func (f *Forum) tryOpenStream(ctx context.Context, who Caller) (int64, error) {
-	s := models.Stream{TokenID: who.TokenID, OpenedAt: f.timestamp(), SeenAt: f.timestamp()}
-	ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
-	defer cancel()
-	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if models.IsPostgresDB(tx) {
-			if err := tx.Exec("SELECT id FROM tokens WHERE id = ? FOR UPDATE", who.TokenID).Error; err != nil {
-				return err
-			}
-		}
-		var counted []models.Stream
-		if err := tx.Where("token_id = ? AND seen_at > ?", who.TokenID, s.SeenAt.Add(-streamFresh)).
-			Find(&counted).Error; err != nil {
-			return err
-		}
-		if who.TokenID != 0 && len(counted) >= f.limits.StreamsPerToken {
-			r := Refuse(RateLimited, "this token has %d streams open, each with its client just now, the most it may (streams_per_token); close one first", len(counted))
-			r.RetryAfter = f.streamRetryAfter(who.TokenID, counted, s.SeenAt)
-			return r
-		}
-		return tx.Create(&s).Error
-	})
-	if err != nil {
-		return 0, fmt.Errorf("open stream: %w", err)
+// openProbing opens a slot of a kind its process refreshes (a stream, a
+// /live stream) for h, at most limit of them: at the limit, it probes h's
+// local streams (a heartbeat written now) and counts again if one of them
+// ended. The refusal says why in the words of says, with the retry_after
+// of streamRetryAfter.
+func (f *Forum) openProbing(ctx context.Context, h holder, limit int, says func(n int) string) (int64, error) {
+	refuse := func(counted []models.Stream, now time.Time) *Refusal {
+		r := Refuse(RateLimited, "%s", says(len(counted)))
+		r.RetryAfter = f.streamRetryAfter(h, counted, now)
+		return r
 	}
-	return s.ID, nil
+	id, err := f.openSlot(ctx, h, limit, nil, refuse)
+	var r *Refusal
+	if errors.As(err, &r) && r.Reason == RateLimited && f.probeLocalStreams(h) > 0 {
+		id, err = f.openSlot(ctx, h, limit, nil, refuse)
+	}
+	return id, err
 }
 
 // streamPage reads what comes after a stream cursor: the events, and the

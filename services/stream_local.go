@@ -11,10 +11,11 @@ import (
 // The stream's slots (docs/protocol.md §13, "a closed stream stops
 // counting", errata 2). The streams table is the truth: a row per open
 // stream, counted against streams_per_token by every process on the
-// database. What a process keeps in memory is only a cache of its own rows
-// — which of them it serves, and how to reach each — so that it can
-// refresh their seen_at in one statement and probe them when a token is at
-// its limit; a process that restarts has no rows to remember (they age
+// database (and likewise a row per /live stream of a web page, counted per
+// session; see call_slots.go). What a process keeps in memory is only a
+// cache of its own rows — which of them it serves, and how to reach each —
+// so that it can refresh their seen_at in one statement and probe them
+// when a token (or a session) is at its limit; a process that restarts has no rows to remember (they age
 // out), and any number of processes share one database.
 //
 // How a slot is released when its client goes away:
@@ -65,10 +66,10 @@ const streamProbeWait = 2 * time.Second
 // has died, its row stops counting streamFresh after its last refresh.
 // So: one second, or the time until the freshest row of another process
 // would go stale, whichever is longer (at most streamFresh).
-func (f *Forum) streamRetryAfter(token int64, counted []models.Stream, now time.Time) int {
+func (f *Forum) streamRetryAfter(h holder, counted []models.Stream, now time.Time) int {
 	l := f.streams
 	l.mu.Lock()
-	mine := l.byToken[token]
+	mine := l.byHolder[h]
 	retry := time.Second
 	for _, s := range counted {
 		if _, ok := mine[s.ID]; !ok {
@@ -79,10 +80,10 @@ func (f *Forum) streamRetryAfter(token int64, counted []models.Stream, now time.
 	return int((retry + time.Second - 1) / time.Second)
 }
 
-// localStreams is this process's streams, by token.
+// localStreams is this process's streams and /live streams, by holder.
 type localStreams struct {
 	mu         sync.Mutex
-	byToken    map[int64]map[int64]*localStream
+	byHolder   map[holder]map[int64]*localStream
 	n          int
 	refreshing bool
 }
@@ -91,25 +92,26 @@ type localStreams struct {
 // heartbeat now; it answers on the channel it is given, with the write's
 // error. gone is closed once the stream has ended and deleted its row.
 type localStream struct {
-	id, token int64
-	probe     chan chan error
-	gone      chan struct{}
+	id    int64
+	h     holder
+	probe chan chan error
+	gone  chan struct{}
 }
 
 func newLocalStreams() *localStreams {
-	return &localStreams{byToken: map[int64]map[int64]*localStream{}}
+	return &localStreams{byHolder: map[holder]map[int64]*localStream{}}
 }
 
 // add records a local stream, and starts the refresher if it is the first.
-func (f *Forum) addLocalStream(id, token int64) *localStream {
-	ls := &localStream{id: id, token: token, probe: make(chan chan error), gone: make(chan struct{})}
+func (f *Forum) addLocalStream(id int64, h holder) *localStream {
+	ls := &localStream{id: id, h: h, probe: make(chan chan error), gone: make(chan struct{})}
 	l := f.streams
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byToken[token] == nil {
-		l.byToken[token] = map[int64]*localStream{}
+	if l.byHolder[h] == nil {
+		l.byHolder[h] = map[int64]*localStream{}
 	}
-	l.byToken[token][id] = ls
+	l.byHolder[h][id] = ls
 	l.n++
 	if !l.refreshing {
 		l.refreshing = true
@@ -120,12 +122,12 @@ func (f *Forum) addLocalStream(id, token int64) *localStream {
 
 // endLocalStream deletes a stream's row, then forgets it.
 func (f *Forum) endLocalStream(ls *localStream) {
-	f.db.Delete(&models.Stream{}, ls.id)
+	f.closeSlot(ls.id)
 	l := f.streams
 	l.mu.Lock()
-	delete(l.byToken[ls.token], ls.id)
-	if len(l.byToken[ls.token]) == 0 {
-		delete(l.byToken, ls.token)
+	delete(l.byHolder[ls.h], ls.id)
+	if len(l.byHolder[ls.h]) == 0 {
+		delete(l.byHolder, ls.h)
 	}
 	l.n--
 	l.mu.Unlock()
@@ -146,7 +148,7 @@ func (f *Forum) refreshStreams() {
 			return
 		}
 		ids := make([]int64, 0, l.n)
-		for _, m := range l.byToken {
+		for _, m := range l.byHolder {
 			for id := range m {
 				ids = append(ids, id)
 			}
@@ -163,14 +165,14 @@ func (f *Forum) refreshStreams() {
 	}
 }
 
-// probeLocalStreams asks each of the token's local streams to write a
+// probeLocalStreams asks each of the holder's local streams to write a
 // heartbeat now, and answers how many of them ended (their rows deleted)
 // within streamProbeWait.
-func (f *Forum) probeLocalStreams(token int64) int {
+func (f *Forum) probeLocalStreams(h holder) int {
 	l := f.streams
 	l.mu.Lock()
 	var mine []*localStream
-	for _, ls := range l.byToken[token] {
+	for _, ls := range l.byHolder[h] {
 		mine = append(mine, ls)
 	}
 	l.mu.Unlock()

@@ -14,7 +14,10 @@ import (
 // stream answers GET /api/v1/stream (docs/protocol.md §13) with Server-Sent
 // Events: "parley.event" and "parley.inbox", each with its cursor as id,
 // and a comment line as heartbeat. It resumes after Last-Event-ID, else
-// after since. It ends when the client goes away or the server shuts down.
+// after since. It ends when the client goes away or the server shuts down,
+// or, once the token was revoked, with a last event "parley.error" whose
+// data is the refusal object (token_invalid) and no id, so that a client
+// resuming with Last-Event-ID loses nothing.
 func (s *server) stream(c *fiber.Ctx) error {
 	since := c.Get("Last-Event-ID")
 	if since == "" {
@@ -78,5 +81,11 @@ func writeSSE(w *bufio.Writer, sw streamWrite) {
 		return
 	}
 	data, _ := json.Marshal(it.Data) // shapes of services, which always encode
+	if it.Cursor == "" {
+		// An error has no position; an empty id would reset the client's
+		// last event id.
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", it.Type, data)
+		return
+	}
 	fmt.Fprintf(w, "event: %s\nid: %s\ndata: %s\n\n", it.Type, it.Cursor, data)
 }

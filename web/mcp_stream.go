@@ -38,6 +38,17 @@ func netHTTP(h http.Handler) fiber.Handler {
 			defer w.pw.Close()
 			h.ServeHTTP(w, r)
 		}()
+		// A waiting tool call whose client went away stops at once and
+		// frees its slot (watchClient); the connection is peeked, never
+		// read, so that it serves the client's next request.
+		gone, stopWatch := watchClient(fctx.Conn(), true)
+		go func() {
+			select {
+			case <-gone:
+				cancel()
+			case <-w.finished:
+			}
+		}()
 		select {
 		case <-w.started:
 		case <-w.finished:
@@ -49,6 +60,8 @@ func netHTTP(h http.Handler) fiber.Handler {
 			}
 		}
 		if !w.streaming {
+			<-w.finished
+			stopWatch()
 			cancel()
 			fctx.SetBody(w.buf.Bytes())
 			return nil
@@ -66,7 +79,7 @@ func netHTTP(h http.Handler) fiber.Handler {
 		fctx.SetBodyStreamWriter(func(bw *bufio.Writer) {
 			// However the stream ends, the handler stops (its context ends,
 			// its writes fail) before the connection is given back.
-			defer func() { cancel(); w.pr.Close(); <-w.finished }()
+			defer func() { cancel(); w.pr.Close(); <-w.finished; stopWatch() }()
 			chunk := make([]byte, 32<<10)
 			for {
 				n, err := w.pr.Read(chunk)

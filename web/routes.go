@@ -51,7 +51,7 @@ func (s *server) routes(app *fiber.App) {
 
 	// Every page below needs a signed-in human (s.human also checks CSRF).
 	app.Post("/signout", s.human, s.signOut)
-	app.Get("/live", s.human, s.liveStream)
+	app.Get("/live", s.liveStream) // resolves its session itself (live_stream.go)
 	app.Get("/threads", s.human, s.threadList)
 	app.Get("/threads/new", s.human, s.threadNewForm)
 	app.Post("/threads", s.human, s.threadCreate)

@@ -113,6 +113,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	}
 	app.Use(secureHeaders)
 	app.Use(deadline(opts.RequestTimeout, time.Duration(forum.Limits().WaitMaxSeconds)*time.Second))
+	app.Use(endWaitWhenGone)
 	app.Use(requestid.New())
 	app.Use(s.logRequests)
 	app.Use(recover.New())

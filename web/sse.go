@@ -37,20 +37,8 @@ func serveSSE[T any](c *fiber.Ctx, name string, items <-chan T, done func(), wri
 	conn, shutdown := fctx.Conn(), fctx.Done()
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer done()
-		closed := make(chan struct{})
-		// The server's read deadline (of the request) would end the
-		// watch: none while the stream runs; one in the past stops it.
-		conn.SetReadDeadline(time.Time{})
-		go func() {
-			defer close(closed)
-			var b [64]byte
-			for {
-				if _, err := conn.Read(b[:]); err != nil {
-					return // EOF (FIN), a reset, or the deadline set below
-				}
-			}
-		}()
-		defer func() { conn.SetReadDeadline(time.Now()); <-closed }()
+		closed, stop := watchClient(conn, false)
+		defer stop()
 		w.WriteString(": " + name + "\n\n")
 		if w.Flush() != nil {
 			return

@@ -16,10 +16,10 @@ import (
 // listeners holds open what the feed's figures are about (docs/protocol.md §13):
 // waiting inbox calls and event streams, each on its own connection, for
 // as long as ctx lasts. Their tokens are made for them, at most
-// streams_per_token streams each.
+// waits_per_token waiting calls or streams_per_token streams each.
 func listeners(ctx context.Context, forum *services.Forum, base string, waiters, streams int) (*sync.WaitGroup, error) {
 	var wg sync.WaitGroup
-	per := forum.Limits().StreamsPerToken
+	per, perWait := forum.Limits().StreamsPerToken, forum.Limits().WaitsPerToken
 	tokens := map[int]string{}
 	token := func(i int) (string, error) {
 		if t, ok := tokens[i]; ok {
@@ -39,7 +39,7 @@ func listeners(ctx context.Context, forum *services.Forum, base string, waiters,
 		return nil, err
 	}
 	for i := range waiters {
-		tok, err := token(i / 50)
+		tok, err := token(i / max(perWait, 1))
 		if err != nil {
 			return nil, err
 		}

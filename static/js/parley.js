@@ -33,6 +33,22 @@ Idiomorph.defaults.callbacks.beforeNodeRemoved = function (node) {
   source.addEventListener("error", function () {
     document.body.removeAttribute("data-live-open");
   });
+  // The session ended (signed out in another tab, expired): the stream's
+  // last event says so. The page stops listening (EventSource would
+  // reconnect) and shows its signed-out state, keeping what is on it.
+  source.addEventListener("signed-out", function () {
+    source.close();
+    document.body.removeAttribute("data-live-open");
+    document.body.setAttribute("data-signed-out", "");
+    const notice = document.getElementById("signed-out");
+    if (notice) {
+      const link = notice.querySelector("a[data-signin]");
+      if (link) {
+        link.href = "/signin?next=" + encodeURIComponent(location.pathname + location.search);
+      }
+      notice.hidden = false;
+    }
+  });
   source.addEventListener("changed", function () {
     document.querySelectorAll("[data-live]").forEach(function (region) {
       htmx.trigger(region, "parley:live");

@@ -1,0 +1,176 @@
+package services
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// Long-lived calls — event streams, waiting reads, a page's /live stream —
+// each hold a slot while they run: a row of the streams table, counted by
+// every process on the database against the limit of its kind (issue 23:
+// one credential must not fill every connection). A stream's and a /live
+// row are refreshed by their process and released by it when their client
+// goes away (stream_local.go); a wait's row carries the latest its wait
+// lasts (ends_at) and stops counting then whatever happens to its process,
+// so it needs no refresh.
+//
+// Cost: a call that holds a slot costs one short transaction when it
+// starts (lock, count, insert) and one DELETE when it ends; a waiting read
+// takes its slot only once its first read found nothing, so a read that
+// answers at once costs nothing more.
+
+// slotKind is what a slot counts against.
+type slotKind string
+
+const (
+	slotStream slotKind = "stream" // streams_per_token, by token
+	slotWait   slotKind = "wait"   // waits_per_token, by token
+	slotLive   slotKind = "live"   // liveStreamsPerSession, by session
+)
+
+// holder is whom a slot counts against: a token (streams, waits) or a web
+// session (/live), within one kind.
+type holder struct {
+	kind slotKind
+	id   int64 // the token's id, or the session's key (sessionKey)
+}
+
+// column is the streams column holding the holder's id.
+func (h holder) column() string {
+	if h.kind == slotLive {
+		return "session_key"
+	}
+	return "token_id"
+}
+
+// lockKey is the holder's advisory lock key on PostgreSQL: 32 bits of its
+// kind and id (keys that collide only wait on each other a moment).
+func (h holder) lockKey() int32 {
+	k := uint64(h.id)
+	for _, c := range h.kind {
+		k = k*31 + uint64(c)
+	}
+	return int32(k ^ k>>32)
+}
+
+// openSlot records a slot for h unless limit slots of h count already
+// (limit 0 or less: no limit); refuse builds the refusal from the counted
+// rows then. ends is a wait's end, nil for the kinds refreshed by their
+// process. The count and the insert run under a lock on the holder, so
+// that concurrent calls, in any process, never both take the last slot.
+func (f *Forum) openSlot(ctx context.Context, h holder, limit int, ends *time.Time, refuse func(counted []models.Stream, now time.Time) *Refusal) (int64, error) {
+	now := f.timestamp()
+	s := models.Stream{Kind: string(h.kind), OpenedAt: now, SeenAt: now, EndsAt: ends}
+	if h.kind == slotLive {
+		s.SessionKey = h.id
+	} else {
+		s.TokenID = h.id
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+	defer cancel()
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if models.IsPostgresDB(tx) {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock('streams'::regclass::oid::int, ?)", h.lockKey()).Error; err != nil {
+				return err
+			}
+		}
+		q := tx.Where(h.column()+" = ? AND kind = ?", h.id, string(h.kind))
+		if ends != nil {
+			q = q.Where("ends_at > ?", now)
+		} else {
+			q = q.Where("seen_at > ?", now.Add(-streamFresh))
+		}
+		var counted []models.Stream
+		if err := q.Find(&counted).Error; err != nil {
+			return err
+		}
+		if limit > 0 && len(counted) >= limit {
+			return refuse(counted, now)
+		}
+		return tx.Create(&s).Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", h.kind, err)
+	}
+	return s.ID, nil
+}
+
+// closeSlot deletes a slot's row, with a context of its own: the call's may
+// have ended already (its client went away).
+func (f *Forum) closeSlot(id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+	defer cancel()
+	f.db.WithContext(ctx).Delete(&models.Stream{}, id)
+}
+
+// openWait takes a waiting read's slot for the time it may still wait, and
+// answers how to release it. At waits_per_token the wait is refused,
+// rate_limited, with retry_after the seconds until the soonest of the
+// token's counted waits ends (each ends by then at the latest: its row
+// stops counting at its ends_at). A caller without a token (a signed-in
+// page) holds no slot.
+//
+// Reading: "concurrent waiting calls" are the calls that wait — whose
+// first read found nothing. A call that finds something answers at once,
+// takes no slot and is never refused for the cap.
+func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (release func(), err error) {
+	if who.TokenID == 0 {
+		return func() {}, nil
+	}
+	ends := f.timestamp().Add(left)
+	limit := f.limits.WaitsPerToken
+	id, err := f.openSlot(ctx, holder{slotWait, who.TokenID}, limit, &ends, func(counted []models.Stream, now time.Time) *Refusal {
+		soonest := *counted[0].EndsAt
+		for _, s := range counted[1:] {
+			if s.EndsAt.Before(soonest) {
+				soonest = *s.EndsAt
+			}
+		}
+		retry := max(1, int((soonest.Sub(now)+time.Second-1)/time.Second))
+		r := Refuse(RateLimited, "this token has %d waiting calls already, the most it may (waits_per_token); one of them ends within %d s", len(counted), retry)
+		r.RetryAfter = retry
+		return r
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.closeSlot(id) }, nil
+}
+
+// tokenHolds re-checks, for a long-lived call, that its caller's token is
+// still valid: a token revoked (or gone) while the call runs ends it with
+// token_invalid (issue 23). One read by primary key; a caller without a
+// token has nothing to re-check. An error that is not a refusal (the
+// database did not answer in time) is returned as it is: the long-lived
+// calls keep running then and check again at their next heartbeat (see
+// stillAdmitted).
+func (f *Forum) tokenHolds(ctx context.Context, who Caller) error {
+	if who.TokenID == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+	defer cancel()
+	var tok models.Token
+	err := f.db.WithContext(ctx).Select("revoked_at").Where("id = ?", who.TokenID).Take(&tok).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || err == nil && tok.RevokedAt != nil {
+		return Refuse(TokenInvalid, "the token was revoked while this call was open")
+	}
+	return err
+}
+
+// stillAdmitted is the refusal of a re-check, if it made one: a check that
+// could not be made (the database is slow or away) is not a reason to end
+// a call that was admitted, and the next heartbeat checks again.
+func stillAdmitted(err error) *Refusal {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	return nil
+}
