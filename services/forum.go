@@ -40,6 +40,7 @@ type Forum struct {
 	hub          *hub // wakes this process's waiting reads (docs/protocol.md §13)
 	queryTimeout time.Duration
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
+	listener     feedState     // the LISTEN connection's health (store_feed_check.go)
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)
