@@ -108,21 +108,27 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 
 // sessionConn is a pgx connection whose transactions begin with the
 // session settings. It embeds the stdlib connection, so database/sql finds
-// every other method, and Conn() still gives the pgx connection.
+// every other method, and Conn() still gives the pgx connection (the
+// embedded field is named by the alias, so that it does not hide Conn()).
 type sessionConn struct {
-	*stdlib.Conn
+	*stdConn
 	settings []setting
 }
 
+type stdConn = stdlib.Conn
+
+// services reach pgx itself through Conn() (services/store_pgx.go).
+var _ interface{ Conn() *pgx.Conn } = (*sessionConn)(nil)
+
 func (c *sessionConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if c.Conn.Conn().IsClosed() {
+	if c.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
 	}
 	begin, err := beginSQL(opts, c.settings)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := c.Conn.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
+	tx, err := c.Conn().BeginTx(ctx, pgx.TxOptions{BeginQuery: begin})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("postgres: unexpected driver connection %T", conn)
 	}
-	return &sessionConn{Conn: sc, settings: c.settings}, nil
+	return &sessionConn{stdConn: sc, settings: c.settings}, nil
 }
 
 func (c sessionConnector) Driver() driver.Driver { return c.inner.Driver() }
