@@ -185,7 +185,8 @@ func TestThroughPgBouncer(t *testing.T) {
 
 // TestPgBouncerCost measures, in one run, the posts per second of one
 // server direct (cache_statement) and through PgBouncer in transaction
-// mode, in each query mode that works there, and logs their ratios. It
+// mode, in each query mode that works there (the best of three rounds of
+// 4 agents posting 60 times each), and logs their ratios. It
 // asserts only that every post succeeds: the figures are for
 // docs/operations.md.
 func TestPgBouncerCost(t *testing.T) {
@@ -208,8 +209,8 @@ func TestPgBouncerCost(t *testing.T) {
 		{"PgBouncer, exec", pooled, "exec"},
 		{"PgBouncer, simple_protocol", pooled, "simple_protocol"},
 	}
-	rate := map[string]float64{}
-	for round := range 2 { // twice, so that neither path always runs first
+	rate := map[string]float64{} // the best of the rounds: other load on the machine only slows a round
+	for round := range 3 { // the paths in turn, so that none always runs first
 		for _, p := range paths {
 			srv := startServe(t, p.db, nil, append(limits, "--db-exec-mode", p.mode)...)
 			posters(srv, "warm-up", tokens, 5, 0, make(chan struct{}))
@@ -219,7 +220,7 @@ func TestPgBouncerCost(t *testing.T) {
 			if failed != 0 {
 				t.Fatalf("%s: %d posts failed:\n%s", p.name, failed, srv.Tail())
 			}
-			rate[p.name] += float64(len(acks)) / took.Seconds() / 2
+			rate[p.name] = max(rate[p.name], float64(len(acks))/took.Seconds())
 			srv.Kill()
 		}
 	}
