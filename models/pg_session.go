@@ -163,8 +163,8 @@ func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 func (c sessionConnector) Driver() driver.Driver { return c.inner.Driver() }
 
-// ExecModes are the pgx query modes --db-exec-mode accepts, and Reading
-// of each behind a pooler in transaction mode (PgBouncer), where two
+// ExecModes are the pgx query modes --db-exec-mode accepts. Reading of
+// each behind a pooler in transaction mode (PgBouncer), where two
 // consecutive round trips of one client may run on two server connections:
 //
 //   - cache_statement: named prepared statements, cached per connection.

@@ -48,7 +48,14 @@ func (c *Config) DBFlag(fs *flag.FlagSet) {
 // ListenFlag adds --db-listen-url, for the commands that wait for other
 // processes' writes (serve, mcp).
 func (c *Config) ListenFlag(fs *flag.FlagSet) {
-	fs.StringVar(&c.DBListen, "db-listen-url", "", "postgres:// `URL` of the LISTEN connection that wakes waiting reads: a direct or session-mode one when --db goes through a pooler in transaction mode (env PARLEY_DATABASE_LISTEN_URL; default --db)")
+	fs.Func("db-listen-url", "postgres:// `URL` of the LISTEN connection that wakes waiting reads: a direct or session-mode one when --db goes through a pooler in transaction mode (env PARLEY_DATABASE_LISTEN_URL; default --db)",
+		func(v string) error {
+			if v != "" && !models.IsPostgres(v) {
+				return fmt.Errorf("want a postgres:// URL")
+			}
+			c.DBListen = v
+			return nil
+		})
 }
 
 // ListenURL is what the LISTEN connection connects to: --db-listen-url,
