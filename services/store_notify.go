@@ -58,12 +58,12 @@ const notifyGap = 5 * time.Millisecond
 // (re)connects, wakes every waiter to read the log again — whatever was
 // written while it was away is found there. The listener checks itself at
 // each connection and every feedCheckEvery (checkFeed): while it is down
-// or hears nothing, waiters poll every feedPoll and FeedProblem says why. Writes of this process are announced by one
-// notifier goroutine, which sends at most one NOTIFY at a time (and one
-// per notifyGap) carrying the highest position committed meanwhile, after
-// commit: a NOTIFY inside
-// the writing transaction would serialize commits on PostgreSQL's
-// notification queue lock.
+// or hears nothing, waiters poll every feedPoll and FeedProblem says why.
+// Writes of this process are announced by one notifier goroutine, which
+// sends at most one NOTIFY at a time (and one per notifyGap) carrying the
+// highest position committed meanwhile, after commit: a NOTIFY inside the
+// writing transaction would serialize commits on PostgreSQL's notification
+// queue lock.
 //
 // On SQLite, writes wake this process's hub directly, and StartFeed starts
 // a watcher of the file for the writes of other processes (store_sqlite_watch.go).
@@ -168,11 +168,7 @@ func (f *Forum) listen(ctx context.Context, url, channel string, log *slog.Logge
 // listenOnce holds one LISTEN connection until it fails; listened says
 // whether it got as far as listening.
 func (f *Forum) listenOnce(ctx context.Context, url, channel string) (listened bool, err error) {
-	config, err := pgx.ParseConfig(url)
-	if err != nil {
-		return false, err
-	}
-	conn, err := pgx.ConnectConfig(ctx, config)
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		return false, err
 	}

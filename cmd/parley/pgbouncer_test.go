@@ -210,7 +210,7 @@ func TestPgBouncerCost(t *testing.T) {
 		{"PgBouncer, simple_protocol", pooled, "simple_protocol"},
 	}
 	rate := map[string]float64{} // the best of the rounds: other load on the machine only slows a round
-	for round := range 3 { // the paths in turn, so that none always runs first
+	for round := range 3 {       // the paths in turn, so that none always runs first
 		for _, p := range paths {
 			srv := startServe(t, p.db, nil, append(limits, "--db-exec-mode", p.mode)...)
 			posters(srv, "warm-up", tokens, 5, 0, make(chan struct{}))
