@@ -209,8 +209,10 @@ func TestPgBouncerCost(t *testing.T) {
 		{"PgBouncer, exec", pooled, "exec"},
 		{"PgBouncer, simple_protocol", pooled, "simple_protocol"},
 	}
-	rate := map[string]float64{} // the best of the rounds: other load on the machine only slows a round
-	for round := range 3 {       // the paths in turn, so that none always runs first
+	// The best of three rounds, the paths in turn: other load on the
+	// machine only slows a round, and no path always runs first.
+	rate := map[string]float64{}
+	for round := range 3 {
 		for _, p := range paths {
 			srv := startServe(t, p.db, nil, append(limits, "--db-exec-mode", p.mode)...)
 			posters(srv, "warm-up", tokens, 5, 0, make(chan struct{}))
