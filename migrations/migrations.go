@@ -141,7 +141,17 @@ func apply(db *gorm.DB, dialect string, m Migration) (bool, error) {
 
 // Current returns the highest version applied to the database (0 if none).
 func Current(ctx context.Context, db *gorm.DB) (int, error) {
-	if !db.Migrator().HasTable("schema_migrations") {
+	// Not GORM's HasTable, which answers false for a driver error (a
+	// pooler refusing a statement): "no schema" must mean no table.
+	exists := "SELECT to_regclass('schema_migrations') IS NOT NULL"
+	if db.Dialector.Name() == "sqlite" {
+		exists = "SELECT COUNT(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+	}
+	var has bool
+	if err := db.WithContext(ctx).Raw(exists).Scan(&has).Error; err != nil {
+		return 0, fmt.Errorf("migrations: current version: %w", err)
+	}
+	if !has {
 		return 0, nil
 	}
 	var v *int

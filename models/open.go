@@ -28,12 +28,22 @@ func IsPostgres(url string) bool {
 	return strings.HasPrefix(url, "postgres://") || strings.HasPrefix(url, "postgresql://")
 }
 
+// Options are the choices of OpenWith.
+type Options struct {
+	// ExecMode is the pgx query mode on PostgreSQL (see ExecModes); empty
+	// means the URL's default_query_exec_mode, else chosen by the path.
+	ExecMode string
+}
+
 // Open connects to the database named by url: a postgres:// URL, or else the
 // path of an SQLite file (DefaultSQLiteFile when url is empty), with its pool
 // sized by DefaultMaxConns (SetPool changes it) and, on PostgreSQL, the
-// session timeouts of sessionDefaults. Logs go to stderr, with query
-// parameters elided so no secret reaches them.
-func Open(url string) (*gorm.DB, error) {
+// session settings of sessionSettings in every transaction. Logs go to
+// stderr, with query parameters elided so no secret reaches them.
+func Open(url string) (*gorm.DB, error) { return OpenWith(url, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(url string, o Options) (*gorm.DB, error) {
 	cfg := &gorm.Config{
 		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
 			SlowThreshold:             500 * time.Millisecond,
@@ -46,8 +56,13 @@ func Open(url string) (*gorm.DB, error) {
 		TranslateError:         true,
 	}
 	if IsPostgres(url) {
-		db, err := gorm.Open(postgres.Open(withSessionDefaults(url)), cfg)
+		sqlDB, _, err := openPostgres(url, o.ExecMode)
 		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
+		if err != nil {
+			sqlDB.Close()
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		return db, SetPool(db, DefaultMaxConns)

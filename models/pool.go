@@ -2,8 +2,6 @@ package models
 
 import (
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -31,34 +29,4 @@ func SetPool(db *gorm.DB, maxConns int) error {
 	sqlDB.SetConnMaxIdleTime(30 * time.Minute)
 	sqlDB.SetConnMaxLifetime(time.Hour)
 	return nil
-}
-
-// sessionDefaults are the PostgreSQL settings every connection starts with,
-// unless the URL sets them: no statement waits for more than 5 s nor for a
-// lock for more than 2 s, and no transaction idles for more than 30 s, so a
-// stuck query or a forgotten transaction cannot pile up behind a lock.
-// (A frozen server is bounded by the callers' context deadlines instead:
-// it does not run its own timers.) Migrations lift statement_timeout for
-// their own transactions.
-var sessionDefaults = [][2]string{
-	{"statement_timeout", "5s"},
-	{"lock_timeout", "2s"},
-	{"idle_in_transaction_session_timeout", "30s"},
-}
-
-// withSessionDefaults adds sessionDefaults to a postgres:// URL as runtime
-// parameters (pgx sends unknown URL parameters to the server as settings).
-func withSessionDefaults(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw // the driver reports the malformed URL itself
-	}
-	q := u.Query()
-	for _, kv := range sessionDefaults {
-		if !q.Has(kv[0]) && !strings.Contains(q.Get("options"), kv[0]) {
-			q.Set(kv[0], kv[1])
-		}
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -45,6 +45,7 @@ type Forum struct {
 	queryTimeout time.Duration
 	heartbeat    time.Duration // see Config.Heartbeat
 	notify       chan notice   // to the notifier, once StartFeed runs on PostgreSQL
+	listener     feedState     // the LISTEN connection's health (store_feed_check.go)
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)

@@ -28,6 +28,19 @@ func (f *Forum) feedChannel(ctx context.Context) (string, error) {
 // that a notification lost with a crashed process delays nothing longer.
 const feedBackstop = 5 * time.Second
 
+// feedPoll is how often the hub wakes its waiters while the LISTEN
+// connection is down or hears nothing (see checkFeed): waiters poll the
+// database instead, at this interval rather than the backstop's.
+const feedPoll = 200 * time.Millisecond
+
+// listenBackoff is the first wait before the LISTEN connection is tried
+// again; it doubles up to listenBackoffMax, and starts over once a
+// connection has listened.
+const (
+	listenBackoff    = 100 * time.Millisecond
+	listenBackoffMax = 5 * time.Second
+)
+
 // notifyGap is the least time between two NOTIFYs of one process. Each
 // NOTIFY costs a round trip and wakes every listening connection of every
 // process, and under load one was sent for nearly every post: PostgreSQL
@@ -39,22 +52,25 @@ const notifyGap = 5 * time.Millisecond
 
 // StartFeed connects this process to the log's notifications, so that its
 // waiting reads and streams learn of writes made by any process on the same
-// PostgreSQL database (docs/protocol.md §13): one LISTEN connection, outside the
-// pool, which reconnects with back-off and, each time it (re)connects,
-// wakes every waiter to read the log again — whatever was written while it
-// was away is found there. Writes of this process are announced by one
-// notifier goroutine, which sends at most one NOTIFY at a time (and one
-// per notifyGap) carrying the highest position committed meanwhile, after
-// commit: a NOTIFY inside
-// the writing transaction would serialize commits on PostgreSQL's
-// notification queue lock.
+// PostgreSQL database (docs/protocol.md §13): one LISTEN connection to
+// listenURL, outside the pool (a direct or session-pooled URL: see
+// --db-listen-url), which reconnects with back-off and, each time it
+// (re)connects, wakes every waiter to read the log again — whatever was
+// written while it was away is found there. The listener checks itself at
+// each connection and every feedCheckEvery (checkFeed): while it is down
+// or hears nothing, waiters poll every feedPoll and FeedProblem says why.
+// Writes of this process are announced by one notifier goroutine, which
+// sends at most one NOTIFY at a time (and one per notifyGap) carrying the
+// highest position committed meanwhile, after commit: a NOTIFY inside the
+// writing transaction would serialize commits on PostgreSQL's notification
+// queue lock.
 //
 // On SQLite, writes wake this process's hub directly, and StartFeed starts
 // a watcher of the file for the writes of other processes (store_sqlite_watch.go).
 // Without StartFeed, a forum is one process, woken by its own writes.
-func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
-	if !models.IsPostgres(url) {
-		f.watchSQLite(ctx, url, log)
+func (f *Forum) StartFeed(ctx context.Context, listenURL string, log *slog.Logger) {
+	if !models.IsPostgres(listenURL) {
+		f.watchSQLite(ctx, listenURL, log)
 		return
 	}
 	channel, err := f.feedChannel(ctx)
@@ -63,8 +79,10 @@ func (f *Forum) StartFeed(ctx context.Context, url string, log *slog.Logger) {
 		return
 	}
 	f.notify = make(chan notice, 1024)
+	f.listener.start()
 	go f.notifier(ctx, channel, log)
-	go f.listen(ctx, url, channel, log)
+	go f.listen(ctx, listenURL, channel, log)
+	go f.checkFeed(ctx, channel, log)
 	go f.backstop(ctx)
 }
 
@@ -112,50 +130,65 @@ func (f *Forum) notifier(ctx context.Context, channel string, log *slog.Logger) 
 		err := f.db.WithContext(nctx).Exec("SELECT pg_notify(?, ?)", strings.Trim(channel, `"`), payload).Error
 		cancel()
 		sent = time.Now()
-		if err != nil {
+		if err != nil || f.listener.deaf() {
 			// The listeners' reconnection and backstop make up for it;
-			// this process's own waiters are told at once.
-			log.Warn("feed: notify failed", "err", err)
-			f.hub.advance(n.pos)
+			// this process's own waiters are told at once (and so they
+			// are while its own listener hears nothing).
+			if err != nil {
+				log.Warn("feed: notify failed", "err", err)
+			}
+			f.hub.advance(n.pos, n.audience...)
 		}
 	}
 }
 
 func (f *Forum) listen(ctx context.Context, url, channel string, log *slog.Logger) {
-	backoff := 100 * time.Millisecond
+	backoff := listenBackoff
 	for ctx.Err() == nil {
-		err := f.listenOnce(ctx, url, channel)
+		listened, err := f.listenOnce(ctx, url, channel)
+		f.listener.setListening(false)
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("feed: listener lost; reconnecting", "err", err, "in", backoff)
+		if listened {
+			// A connection that listened ends an outage: the next one
+			// starts over from the shortest wait (issue 23 item 8).
+			backoff = listenBackoff
+		}
+		log.Warn("feed: listener lost; reconnecting; waiting reads poll meanwhile", "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		backoff = min(2*backoff, listenBackoffMax)
 	}
 }
 
-// listenOnce holds one LISTEN connection until it fails.
-func (f *Forum) listenOnce(ctx context.Context, url, channel string) error {
+// listenOnce holds one LISTEN connection until it fails; listened says
+// whether it got as far as listening.
+func (f *Forum) listenOnce(ctx context.Context, url, channel string) (listened bool, err error) {
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
-		return err
+		return false, err
 	}
+	f.listener.setListening(true)
 	f.hub.advance(0) // catch up: read the log again from each waiter's cursor
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		fields := strings.Fields(n.Payload)
 		if len(fields) == 0 {
+			continue
+		}
+		if fields[0] == probePayload {
+			f.listener.heard(fields[1:])
 			continue
 		}
 		pos, _ := strconv.ParseInt(fields[0], 10, 64)
@@ -163,16 +196,20 @@ func (f *Forum) listenOnce(ctx context.Context, url, channel string) error {
 	}
 }
 
-// backstop wakes the waiters every feedBackstop, news or not.
+// backstop wakes the waiters every feedBackstop, news or not; every
+// feedPoll while the listener is down or deaf.
 func (f *Forum) backstop(ctx context.Context) {
-	t := time.NewTicker(feedBackstop)
-	defer t.Stop()
 	for {
+		wait := feedBackstop
+		if f.listener.deaf() {
+			wait = feedPoll
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 			f.hub.advance(0)
+		case <-f.listener.changed():
 		}
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
+
+	"parley/models"
 )
 
 // onPgx runs fn on a connection of db's pool through pgx itself, outside
@@ -23,7 +24,7 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 	}
 	defer conn.Close()
 	err = conn.Raw(func(driverConn any) error {
-		c, native := driverConn.(*stdlib.Conn)
+		c, native := driverConn.(interface{ Conn() *pgx.Conn })
 		if !native {
 			return nil
 		}
@@ -31,4 +32,15 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 		return fn(c.Conn())
 	})
 	return ok, err
+}
+
+// Connection says how the forum's pool reaches PostgreSQL: through a
+// pooler or not, and in which pgx query mode (zero on SQLite), for the
+// server's log.
+func (f *Forum) Connection() models.PostgresInfo {
+	sqlDB, err := f.db.DB()
+	if err != nil {
+		return models.PostgresInfo{}
+	}
+	return models.Info(sqlDB)
 }

@@ -31,7 +31,7 @@ func openAPIDocument(forum *services.Forum) ([]byte, error) {
 	add("GET", "/.well-known/parley.json", withID(manifest, "get_manifest_well_known"))
 	add("GET", "/api/v1/openapi.json", plain("openapi", "This OpenAPI document.", "application/json"))
 	add("GET", "/healthz", plain("healthz", "The process is alive.", "text/plain"))
-	add("GET", "/readyz", plain("readyz", "The database answers; 503 unavailable otherwise.", "text/plain"))
+	add("GET", "/readyz", plain("readyz", "The database answers: ready, or degraded: and why when waiting reads poll instead of being woken; 503 unavailable otherwise.", "text/plain"))
 
 	doc := map[string]any{
 		"openapi": "3.1.0",

@@ -25,7 +25,7 @@ import (
 var program = cli.Program{
 	Name:  "parley",
 	Intro: "Parley is the reference server of the Parley v1 protocol.",
-	Usage: `  parley [serve] [--addr ADDR] [--db URL] [--realm REALM]
+	Usage: `  parley [serve] [--addr ADDR] [--db URL] [--db-listen-url URL] [--db-exec-mode MODE] [--realm REALM]
   parley migrate [--db URL]
   parley token create --handle NAME --rights read,write[,lock,verify] [--label TEXT] [--db URL] [--realm REALM]
   parley token create --human NAME [--label TEXT] [--db URL]

@@ -18,9 +18,10 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM]")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
+	cfg.ListenFlag(fs)
 	cfg.RealmFlag(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
@@ -37,7 +38,7 @@ func runMCP(args []string) error {
 	}
 	defer closeDB()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	forum.StartFeed(ctx, cfg.DB, logger) // waiting tools wake on other processes' writes
+	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	var refusal *services.Refusal
 	switch {

@@ -21,7 +21,7 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
@@ -33,6 +33,7 @@ func runServe(args []string) error {
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
 	cfg.PoolFlag(fs)
+	cfg.ListenFlag(fs)
 	cfg.LimitFlags(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
@@ -56,7 +57,7 @@ func runServe(args []string) error {
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.DBKind(), "versions", applied)
 	}
-	forum.StartFeed(ctx, cfg.DB, logger)
+	forum.StartFeed(ctx, cfg.ListenURL(), logger)
 	if *pprofAddr != "" {
 		if err := serveProfiler(*pprofAddr, logger); err != nil {
 			return err
@@ -83,6 +84,9 @@ func runServe(args []string) error {
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns)
+	if c := forum.Connection(); c.ExecMode != "" {
+		logger.Info("postgres", "exec_mode", c.ExecMode, "pooler", c.Pooled, "listen", cfg.ListenURL() != cfg.DB)
+	}
 	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
 		return err
 	}

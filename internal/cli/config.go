@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -15,6 +16,8 @@ import (
 // Config holds the settings the subcommands share.
 type Config struct {
 	DB         string
+	DBExecMode string // pgx query mode, empty to choose (models.ExecModes)
+	DBListen   string // the LISTEN connection's URL, empty for DB
 	Realm      string
 	DBMaxConns int
 	Limits     services.Limits
@@ -28,9 +31,40 @@ func (c *Config) LimitFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Limits.RequestsPerMinute, "requests-per-minute", c.Limits.RequestsPerMinute, "requests per minute per `token` (env PARLEY_REQUESTS_PER_MINUTE)")
 }
 
-// DBFlag adds --db.
+// DBFlag adds --db and --db-exec-mode.
 func (c *Config) DBFlag(fs *flag.FlagSet) {
 	fs.StringVar(&c.DB, "db", "", "a postgres:// `URL` or an SQLite file path (env PARLEY_DATABASE_URL; default "+models.DefaultSQLiteFile+")")
+	fs.Func("db-exec-mode", "pgx query `mode` on PostgreSQL: "+strings.Join(models.ExecModes, ", ")+
+		" (env PARLEY_DB_EXEC_MODE; default the URL's default_query_exec_mode, else cache_statement on a direct connection and cache_describe through a pooler such as PgBouncer)",
+		func(v string) error {
+			if err := models.CheckExecMode(v); err != nil {
+				return err
+			}
+			c.DBExecMode = v
+			return nil
+		})
+}
+
+// ListenFlag adds --db-listen-url, for the commands that wait for other
+// processes' writes (serve, mcp).
+func (c *Config) ListenFlag(fs *flag.FlagSet) {
+	fs.Func("db-listen-url", "postgres:// `URL` of the LISTEN connection that wakes waiting reads: a direct or session-mode one when --db goes through a pooler in transaction mode (env PARLEY_DATABASE_LISTEN_URL; default --db)",
+		func(v string) error {
+			if v != "" && !models.IsPostgres(v) {
+				return fmt.Errorf("want a postgres:// URL")
+			}
+			c.DBListen = v
+			return nil
+		})
+}
+
+// ListenURL is what the LISTEN connection connects to: --db-listen-url,
+// else --db.
+func (c Config) ListenURL() string {
+	if c.DBListen != "" && models.IsPostgres(c.DB) {
+		return c.DBListen
+	}
+	return c.DB
 }
 
 // PoolFlag adds --db-max-conns.
@@ -57,7 +91,7 @@ func (c Config) DBKind() string {
 
 // Open connects to the database; the returned function closes it.
 func (c Config) Open() (*gorm.DB, func(), error) {
-	db, err := models.Open(c.DB)
+	db, err := models.OpenWith(c.DB, models.Options{ExecMode: c.DBExecMode})
 	if err != nil {
 		return nil, nil, err
 	}

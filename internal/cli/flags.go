@@ -13,6 +13,8 @@ import (
 var EnvVars = map[string]string{
 	"addr":                "PARLEY_ADDR",
 	"db":                  "PARLEY_DATABASE_URL",
+	"db-exec-mode":        "PARLEY_DB_EXEC_MODE",
+	"db-listen-url":       "PARLEY_DATABASE_LISTEN_URL",
 	"realm":               "PARLEY_REALM",
 	"db-max-conns":        "PARLEY_DB_MAX_CONNS",
 	"max-conns":           "PARLEY_MAX_CONNS",
