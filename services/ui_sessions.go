@@ -31,9 +31,10 @@ type Session struct {
 	Caller Caller
 }
 
-// humanCaller is the caller a signed-in human acts as.
+// humanCaller is the caller a signed-in human acts as: a session, whose
+// posts count against the rate limit (meterSessionPost).
 func humanCaller(name string) Caller {
-	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name}
+	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name, session: true}
 }
 
 // SignIn checks a human's name and password and opens a session. Failed
