@@ -127,7 +127,7 @@ func TestParseTrustedProxies(t *testing.T) {
 func TestForwardedForOverEveryLine(t *testing.T) {
 	a := startBehind(t, "127.0.0.1")
 	lines := func(forged, real string) []string {
-		return []string{"X-Forwarded-For: " + forged, "X-Forwarded-For: " + real}
+		return []string{"X-Forwarded-For: " + forged, "x-forwarded-for: " + real} // a name's case is no matter
 	}
 	for range 5 {
 		if got := rawSignIn(t, a, lines("203.0.113.2", "203.0.113.1"), "wrong password"); got != http.StatusUnauthorized {
