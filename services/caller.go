@@ -47,6 +47,7 @@ type Caller struct {
 	Rights   []Right
 	Label    string // the token's label
 	TokenID  int64  // 0 for a browser session
+	session  bool   // a browser session's caller: Post counts its posts (meterSessionPost)
 
 	due dueProbe // what Admit read of reply-by deadlines (see dueProbe)
 }

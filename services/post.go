@@ -46,6 +46,9 @@ func (f *Forum) PostKeyed(ctx context.Context, who Caller, raw []byte, headerKey
 	if err := need(who, RightWrite); err != nil {
 		return Posted{}, err
 	}
+	if err := f.meterSessionPost(ctx, who); err != nil {
+		return Posted{}, err
+	}
 	env, err := f.ParseEnvelope(raw)
 	if err != nil {
 		return Posted{}, err

@@ -47,8 +47,56 @@ func (f *Forum) Meter(ctx context.Context, who Caller, operation OpName) error {
 	if who.Identity == "" {
 		return Refuse(TokenMissing, "send Authorization: Bearer <token>")
 	}
-	return f.count(ctx, who, f.buckets(operation))
+	return f.count(ctx, tokenMeter(who.TokenID), f.buckets(operation))
 }
+
+// meterSessionPost counts a post of a signed-in web session against
+// posts_per_minute, as Admit counts a token's: a human posting through the
+// pages is held to the same rate as one posting with a token. Post calls
+// it first, before reading the envelope, as a token's post is counted
+// before its operation; other callers (a token's, already counted by
+// Admit; the server's own, as the demo's) count nothing here.
+//
+// Reading: the counter is per identity, not per session: a human signed
+// in from two browsers posts at the same rate as from one. A human's
+// tokens keep counters of their own, as every token does. Only posts are
+// counted (requests_per_minute is the API's: a page view is no request of
+// the protocol).
+func (f *Forum) meterSessionPost(ctx context.Context, who Caller) error {
+	if !who.session {
+		return nil
+	}
+	return f.count(ctx, sessionMeter(who.Identity), []bucketLimit{{bucketPosts, f.limits.PostsPerMinute}})
+}
+
+// meter is whose rate-limit counters a request counts in: a token's
+// (rows of its id) or a signed-in human's (rows of token id 0, with the
+// identity in the bucket's name: no token has id 0).
+type meter struct {
+	token    int64
+	identity string // a session's identity; "" for a token
+}
+
+func tokenMeter(id int64) meter          { return meter{token: id} }
+func sessionMeter(identity string) meter { return meter{identity: identity} }
+
+// bucket is the name of b's row for this meter.
+func (m meter) bucket(b string) string {
+	if m.identity == "" {
+		return b
+	}
+	return b + " " + m.identity
+}
+
+// whom names the meter in a refusal.
+func (m meter) whom() string {
+	if m.identity == "" {
+		return "this token"
+	}
+	return m.identity
+}
+
+func (m meter) counts() bool { return m.token != 0 || m.identity != "" }
 
 // buckets are the rate-limit buckets a request of operation counts in.
 func (f *Forum) buckets(operation OpName) []bucketLimit {
@@ -72,8 +120,8 @@ type bucketLimit struct {
 // post. This changes nothing anyone sees: once the requests bucket is over,
 // every request of the token is refused until that window ends, and the
 // posts window ends with it.
-func (f *Forum) count(ctx context.Context, who Caller, buckets []bucketLimit) error {
-	if who.TokenID == 0 {
+func (f *Forum) count(ctx context.Context, m meter, buckets []bucketLimit) error {
+	if !m.counts() {
 		return nil
 	}
 	now := f.now().UTC()
@@ -83,7 +131,7 @@ func (f *Forum) count(ctx context.Context, who Caller, buckets []bucketLimit) er
 	for _, b := range buckets {
 		if b.limit > 0 {
 			values = append(values, "(?, ?, ?, 1)")
-			args = append(args, who.TokenID, b.bucket, window.Unix())
+			args = append(args, m.token, m.bucket(b.bucket), window.Unix())
 		}
 	}
 	if len(values) == 0 {
@@ -109,29 +157,29 @@ func (f *Forum) count(ctx context.Context, who Caller, buckets []bucketLimit) er
 		return fmt.Errorf("rate limit: %w", err)
 	}
 	rows.Close() // before overLimit's statement: SQLite has one connection
-	return f.overLimit(ctx, who.TokenID, buckets, counted, now)
+	return f.overLimit(ctx, m, buckets, counted, now)
 }
 
 // overLimit refuses the first bucket, in the order given, whose count in
 // the current window went over its limit; counted holds the counts the
-// request's statement answered. A count of 1 starts a new window: the
-// token's older windows of that bucket are deleted then.
-func (f *Forum) overLimit(ctx context.Context, token int64, buckets []bucketLimit, counted map[string]int, now time.Time) error {
+// request's statement answered, by the rows' bucket names. A count of 1
+// starts a new window: the meter's older windows of that bucket are
+// deleted then.
+func (f *Forum) overLimit(ctx context.Context, m meter, buckets []bucketLimit, counted map[string]int, now time.Time) error {
 	window := now.Truncate(time.Minute)
 	for _, b := range buckets {
-		if counted[b.bucket] == 1 {
+		if counted[m.bucket(b.bucket)] == 1 {
 			err := f.db.WithContext(ctx).Exec("DELETE FROM rate_windows WHERE token_id = ? AND bucket = ? AND window_start < ?",
-				token, b.bucket, window.Unix()).Error
+				m.token, m.bucket(b.bucket), window.Unix()).Error
 			if err != nil {
 				return fmt.Errorf("rate limit: %w", err)
 			}
 		}
 	}
-	over := counted
 	for _, b := range buckets {
-		if b.limit > 0 && over[b.bucket] > b.limit {
+		if b.limit > 0 && counted[m.bucket(b.bucket)] > b.limit {
 			retry := int(window.Add(time.Minute).Sub(now).Seconds() + 0.999)
-			r := Refuse(RateLimited, "more than %d %s per minute for this token; retry in %d s", b.limit, b.bucket, retry)
+			r := Refuse(RateLimited, "more than %d %s per minute for %s; retry in %d s", b.limit, b.bucket, m.whom(), retry)
 			r.RetryAfter = retry
 			return r
 		}

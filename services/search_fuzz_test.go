@@ -59,6 +59,7 @@ func FuzzSnippet(f *testing.F) {
 	f.Add("Which \x02port\x03 should «linkd» use?", "Which port should «linkd» use?")
 	f.Add("\x02a\x03 \x02b\x03", "a b")
 	f.Add("x\x02", "x\x02")
+	f.Add("<b> \x02zq1\x03", "<b> zq1")
 	f.Add(strings.Repeat("word ", 100)+"\x02needle\x03", strings.Repeat("word ", 100)+"needle")
 	f.Fuzz(func(t *testing.T, highlighted, body string) {
 		if !utf8.ValidString(body) || !utf8.ValidString(highlighted) {

@@ -95,7 +95,9 @@ func snippet(body string, mask []bool) string {
 		text = text[:len(text)-1]
 	}
 	// Matches separated only by spaces and punctuation read as one, as
-	// FTS5 highlights a phrase (linkd.conf) and PostgreSQL its words.
+	// FTS5 highlights a phrase (linkd.conf) and PostgreSQL its words: a
+	// run of them is marked only between two matches (a run after a word
+	// that is no match, as "<b> " before a match, stays unmarked).
 	for i := 0; i < len(text); {
 		if text[i].match {
 			i++
@@ -105,7 +107,7 @@ func snippet(body string, mask []bool) string {
 		for j < len(text) && !text[j].match && !wordRune(text[j].r) {
 			j++
 		}
-		if i > 0 && j < len(text) && j > i && text[j].match {
+		if i > 0 && text[i-1].match && j < len(text) && j > i && text[j].match {
 			for k := i; k < j; k++ {
 				text[k].match = true
 			}

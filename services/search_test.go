@@ -209,6 +209,28 @@ func TestSearchSnippets(t *testing.T) {
 	})
 }
 
+// TestSnippetMarksAfterMarkup: a match right after a tag or an entity in
+// the body is marked on its own characters. The run of punctuation and
+// spaces before it was taken into the match ("<b> zq1" gave "<b«> zq1»").
+func TestSnippetMarksAfterMarkup(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice := w.agent("alice")
+		for _, c := range []struct{ body, q, want string }{
+			{"<b> zq1", "zq1", "<b> «zq1»"},
+			{"&amp; zq2 x", "zq2", "&amp; «zq2» x"},
+			{"a <i>zq3</i> b", "zq3", "a <i>«zq3»</i> b"},
+			{"&lt;b&gt; zq4", "zq4", "&lt;b&gt; «zq4»"},
+			{"é <b> zq5, «zq6».", "zq5 zq6", "é <b> «zq5, ‹zq6»›."},
+			{"<a href=x> zq7.conf", `"zq7 conf"`, "<a href=x> «zq7.conf»"},
+		} {
+			w.must(alice, env{"kind": "ask", "body": c.body})
+			if s := w.search(services.SearchQuery{Q: c.q}).Hits[0].Snippet; s != c.want {
+				t.Errorf("%q, q %s: snippet %q, want %q", c.body, c.q, s, c.want)
+			}
+		}
+	})
+}
+
 func TestSearchRefusals(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice := w.agent("alice")

@@ -73,7 +73,7 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		return Caller{}, err
 	}
 	counts := map[string]int{bucketRequests: int(requests.Int64), bucketPosts: int(posts.Int64)}
-	if err := f.overLimit(ctx, id, buckets, counts, now); err != nil {
+	if err := f.overLimit(ctx, tokenMeter(id), buckets, counts, now); err != nil {
 		return Caller{}, err
 	}
 	rights, _ := ParseRights(rts)

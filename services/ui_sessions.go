@@ -31,20 +31,32 @@ type Session struct {
 	Caller Caller
 }
 
-// humanCaller is the caller a signed-in human acts as.
+// humanCaller is the caller a signed-in human acts as: a session, whose
+// posts count against the rate limit (meterSessionPost).
 func humanCaller(name string) Caller {
-	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name}
+	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name, session: true}
 }
 
 // SignIn checks a human's name and password and opens a session. Failed
 // attempts are counted per name and per client address; past the limit the
 // answer is rate_limited, even for the right password, until the window ends.
+//
+// The attempt is counted before its password is checked: reserveSignIn
+// takes one unit of every counter, in one transaction, or refuses, so of a
+// burst of concurrent attempts at most the limit reach bcrypt (counting
+// after bcrypt let a burst of 30 check 30 passwords). A wrong password
+// keeps its units, which are its failure; the right one gives them back
+// (releaseSignIn, in the session's transaction), so the counters still
+// count failures only.
+//
+// Reading: an attempt that cannot finish (its deadline passes during
+// bcrypt, the database goes away) keeps its units, as a failure: the
+// throttle errs on the side of counting.
 func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Session, error) {
 	keys := signInKeys(name, client)
-	for _, k := range keys {
-		if err := f.signInAllowed(ctx, k.key, k.allowed); err != nil {
-			return Session{}, err
-		}
+	window := f.now().UTC().Truncate(signInWindow)
+	if err := f.reserveSignIn(ctx, keys, window); err != nil {
+		return Session{}, err
 	}
 	var user models.User
 	err := f.db.WithContext(ctx).Where("name = ?", name).First(&user).Error
@@ -55,16 +67,26 @@ func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Sess
 	if user.ID == 0 {
 		hash = dummyHash // spend the same time on an unknown name
 	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || user.ID == 0 {
-		for _, k := range keys {
-			if err := f.countSignInFailure(ctx, k.key); err != nil {
-				return Session{}, err
-			}
-		}
+	if checkPassword(hash, []byte(password)) != nil || user.ID == 0 {
 		return Session{}, Refuse(TokenInvalid, "unknown name or wrong password").On("password")
 	}
-	return f.openSession(f.db.WithContext(ctx), user)
+	var out Session
+	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := releaseSignIn(tx, keys, window); err != nil {
+			return err
+		}
+		out, err = f.openSession(tx, user)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("sign in: %w", err)
+	}
+	return out, nil
 }
+
+// checkPassword is bcrypt's comparison; a variable so that the tests can
+// count the passwords a burst of attempts gets checked.
+var checkPassword = bcrypt.CompareHashAndPassword
 
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("parley: no such user"), bcrypt.DefaultCost)
 
@@ -89,33 +111,61 @@ func signInKeys(name, client string) []signInKey {
 	}
 }
 
-func (f *Forum) signInAllowed(ctx context.Context, key string, allowed int) error {
-	window := f.now().UTC().Truncate(signInWindow)
-	var n int
-	err := f.db.WithContext(ctx).Raw("SELECT COALESCE(SUM(count), 0) FROM sign_in_failures WHERE key = ? AND window_start = ?",
-		key, window.Unix()).Scan(&n).Error
-	if err != nil {
-		return fmt.Errorf("sign in: %w", err)
-	}
-	if n >= allowed {
+// reserveSignIn counts one attempt in each of keys' counters of window, in
+// one transaction, or refuses rate_limited naming the first counter that
+// is full, counting nothing. Each counter is taken by one conditional
+// upsert: the row is locked (PostgreSQL) or the database is (SQLite), and
+// the count is raised only while it is under the limit, so two concurrent
+// attempts never both take the last unit. A counter's first attempt of a
+// window deletes its older windows.
+func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, window time.Time) error {
+	var full *signInKey
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for i, k := range keys {
+			var counted []int
+			err := tx.Raw(`INSERT INTO sign_in_failures (key, window_start, count) VALUES (?, ?, 1)
+				ON CONFLICT (key, window_start) DO UPDATE SET count = sign_in_failures.count + 1
+				WHERE sign_in_failures.count < ?
+				RETURNING count`, k.key, window.Unix(), k.allowed).Scan(&counted).Error
+			if err != nil {
+				return err
+			}
+			if len(counted) == 0 {
+				full = &keys[i]
+				return errSignInFull
+			}
+			if counted[0] == 1 {
+				if err := tx.Exec("DELETE FROM sign_in_failures WHERE key = ? AND window_start < ?", k.key, window.Unix()).Error; err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if full != nil {
 		retry := int(window.Add(signInWindow).Sub(f.now().UTC()).Seconds() + 0.999)
 		r := Refuse(RateLimited, "too many failed sign-ins; try again in %d minutes", (retry+59)/60)
-		r.RetryAfter = retry
+		r.RetryAfter = max(retry, 1)
 		return r
+	}
+	if err != nil {
+		return fmt.Errorf("sign in: %w", err)
 	}
 	return nil
 }
 
-func (f *Forum) countSignInFailure(ctx context.Context, key string) error {
-	window := f.now().UTC().Truncate(signInWindow).Unix()
-	db := f.db.WithContext(ctx)
-	err := db.Exec(`INSERT INTO sign_in_failures (key, window_start, count) VALUES (?, ?, 1)
-		ON CONFLICT (key, window_start) DO UPDATE SET count = sign_in_failures.count + 1`, key, window).Error
-	if err == nil {
-		err = db.Exec("DELETE FROM sign_in_failures WHERE key = ? AND window_start < ?", key, window).Error
-	}
-	if err != nil {
-		return fmt.Errorf("sign in: %w", err)
+// errSignInFull rolls back a reservation that found a counter full.
+var errSignInFull = errors.New("sign-in counter full")
+
+// releaseSignIn gives back the units reserveSignIn took for an attempt
+// that turned out right.
+func releaseSignIn(tx *gorm.DB, keys []signInKey, window time.Time) error {
+	for _, k := range keys {
+		err := tx.Exec("UPDATE sign_in_failures SET count = count - 1 WHERE key = ? AND window_start = ? AND count > 0",
+			k.key, window.Unix()).Error
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package services_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,4 +157,57 @@ func threadIDs(p services.ThreadPage) []string {
 		out = append(out, th.ID)
 	}
 	return out
+}
+
+// TestSignInBurstChecksAtMostTheLimit: 30 concurrent wrong passwords for
+// one account from one client get at most 5 passwords checked (the
+// account-and-client limit); the others are refused rate_limited before
+// bcrypt. Counting after bcrypt let all 30 through (issue 23).
+func TestSignInBurstChecksAtMostTheLimit(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		if err := w.forum.AddUser(w.ctx, "ada", "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		wrong := "wrong password of " + t.Name() // counted apart from other tests'
+		before := services.PasswordChecks(wrong) // and from this test's earlier runs (-count)
+		const burst = 30
+		reasons := make(chan services.Reason, burst)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range burst {
+			wg.Go(func() {
+				<-start
+				_, err := w.forum.SignIn(w.ctx, "ada", wrong, "10.0.0.9")
+				r, _ := services.AsRefusal(err)
+				if r == nil {
+					reasons <- "signed in"
+					return
+				}
+				reasons <- r.Reason
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(reasons)
+		count := map[services.Reason]int{}
+		for r := range reasons {
+			count[r]++
+		}
+		if checked := services.PasswordChecks(wrong) - before; checked > 5 {
+			t.Fatalf("%d passwords checked of a burst of %d, limit 5 (refusals %v)", checked, burst, count)
+		}
+		if count[services.TokenInvalid] != 5 || count[services.RateLimited] != burst-5 {
+			t.Fatalf("refusals %v, want 5 token_invalid and %d rate_limited", count, burst-5)
+		}
+		// The reservations were kept as failures: the right password is
+		// refused there now, and a right password elsewhere gives its
+		// unit back.
+		_, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.9")
+		expectRefusal(t, err, services.RateLimited)
+		for range 10 {
+			if _, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.10"); err != nil {
+				t.Fatalf("ada's right password from another client: %v", err)
+			}
+		}
+	})
 }

@@ -27,9 +27,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if unexpected {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if r.Reason == services.RateLimited {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
-	}
+	retryAfter(c, r)
 	switch {
 	case isMCP(c):
 		return writeJSON(c, r.Status, jsonRPCError(r))
@@ -37,6 +35,15 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 		return s.problemPage(c, r, fe)
 	}
 	return writeJSON(c, r.Status, services.RefusalBody{Error: r})
+}
+
+// retryAfter sets Retry-After for a rate_limited refusal, on the API's
+// answers and on the pages' alike (a form refused because its human posts
+// too fast comes back in place, the header says when to send it again).
+func retryAfter(c *fiber.Ctx, r *services.Refusal) {
+	if r != nil && r.Reason == services.RateLimited {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
+	}
 }
 
 // forPeople reports whether a request is for the HTML pages rather than

@@ -3,11 +3,16 @@ package web_test
 import (
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"testing"
+	"time"
 
 	"parley/migrations/dbtest"
 	"parley/services"
 	"parley/views/components"
+	"parley/web"
+
+	"gorm.io/gorm"
 )
 
 // TestProblemPages: a missing page and a refusal speak plainly first, with
@@ -50,4 +55,31 @@ func TestProblemPages(t *testing.T) {
 			t.Errorf("%s: the plain sentence must come first", tc.path)
 		}
 	}
+}
+
+// TestSignInPastItsDeadline: a sign-in whose request deadline has passed
+// (here a deadline of 1 ns, so that it always has) is refused 503
+// unavailable on a page that renders, with the reason in small print.
+// The page failed to render under the passed deadline, and the answer was
+// a bare 500.
+func TestSignInPastItsDeadline(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+		a := startServerWith(t, db, services.Config{}, web.Options{RequestTimeout: time.Nanosecond})
+		if err := a.forum.AddUser(t.Context(), "ada", "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		const csrf = "0000000000000000000000000000000000000000000000000000000000000000"
+		jar, _ := cookiejar.New(nil)
+		base, _ := url.Parse(a.base)
+		jar.SetCookies(base, []*http.Cookie{{Name: "parley_form", Value: csrf}})
+		b := &browserless{t: t, a: a, http: &http.Client{Jar: jar}}
+		doc := b.page("POST", "/signin", url.Values{"_csrf": {csrf}, "name": {"ada"}, "password": {"correct horse battery"}}, http.StatusServiceUnavailable)
+		refusal := doc.Find(`[data-testid="refusal"]`)
+		if reason, _ := refusal.Attr("data-reason"); reason != string(services.Unavailable) {
+			t.Fatalf("refusal %q, want %s: %s", reason, services.Unavailable, doc.Text())
+		}
+		if got := refusal.Find(`[data-testid="plain"]`).Text(); got != components.Plain(services.Unavailable) {
+			t.Errorf("plain sentence %q", got)
+		}
+	})
 }

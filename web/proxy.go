@@ -46,7 +46,7 @@ func proxyConfig(cfg *fiber.Config, trusted []netip.Prefix) {
 	}
 	if len(trusted) > 0 {
 		cfg.ProxyHeader = fiber.HeaderXForwardedFor
-		cfg.EnableIPValidation = true // c.IPs() skips what is not an address
+		cfg.EnableIPValidation = true // c.IP(), for anything else that asks, skips what is not an address
 	}
 }
 
@@ -61,22 +61,36 @@ func (s *server) clientIP(c *fiber.Ctx) string {
 	if len(s.trusted) == 0 || !c.IsProxyTrusted() {
 		return peer
 	}
-	hops := c.IPs()
+	hops := forwardedFor(c)
 	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(hops[i])
-		if err != nil {
-			continue
-		}
-		if !s.isTrusted(a.Unmap()) {
-			return a.Unmap().String()
+		if !s.isTrusted(hops[i]) {
+			return hops[i].String()
 		}
 	}
 	// Only proxies in the chain: the left-most of them is as close to the
 	// client as the headers tell.
 	if len(hops) > 0 {
-		return hops[0]
+		return hops[0].String()
 	}
 	return peer
+}
+
+// forwardedFor is the chain of addresses X-Forwarded-For names, over all
+// of its field lines in the order they came: RFC 9110 §5.3 makes several
+// lines of one field a single comma-separated list. A proxy that appends
+// a line of its own (HAProxy's option forwardfor) puts the address it saw
+// last, behind whatever lines the client sent; Fiber's c.IPs() reads only
+// the first line, the client's. Entries that are not addresses are skipped.
+func forwardedFor(c *fiber.Ctx) []netip.Addr {
+	var hops []netip.Addr
+	for _, line := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
+		for _, f := range strings.Split(string(line), ",") {
+			if a, err := netip.ParseAddr(strings.Trim(f, " \t")); err == nil {
+				hops = append(hops, a.Unmap())
+			}
+		}
+	}
+	return hops
 }
 
 func (s *server) isTrusted(a netip.Addr) bool {

@@ -1,9 +1,13 @@
 package web_test
 
 import (
+	"bufio"
+	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,4 +114,55 @@ func TestParseTrustedProxies(t *testing.T) {
 	if _, err := web.ParseTrustedProxies("10.0.0.0/8, proxy.example"); err == nil {
 		t.Fatal("a host name must be refused")
 	}
+}
+
+// TestForwardedForOverEveryLine: X-Forwarded-For sent as two field lines
+// is one list (RFC 9110 §5.3). A client behind a trusted proxy sends its
+// own line naming an address of its choice; the proxy appends a second
+// line with the address it saw. The throttle must count the second line's
+// address: after five failures from 203.0.113.1 (forging 203.0.113.2 on a
+// first line each time), its right password is still refused, and a
+// client really at 203.0.113.2 is not locked out. The requests go over a
+// raw socket, so the lines really are separate (net/http would join them).
+func TestForwardedForOverEveryLine(t *testing.T) {
+	a := startBehind(t, "127.0.0.1")
+	lines := func(forged, real string) []string {
+		return []string{"X-Forwarded-For: " + forged, "x-forwarded-for: " + real} // a name's case is no matter
+	}
+	for range 5 {
+		if got := rawSignIn(t, a, lines("203.0.113.2", "203.0.113.1"), "wrong password"); got != http.StatusUnauthorized {
+			t.Fatalf("a wrong password answered %d, want 401", got)
+		}
+	}
+	if got := rawSignIn(t, a, lines("203.0.113.9", "203.0.113.1"), "correct horse battery"); got != http.StatusTooManyRequests {
+		t.Fatalf("the throttled client, forging another first line: %d, want 429", got)
+	}
+	if got := rawSignIn(t, a, lines("198.51.100.7", "10.9.9.9, 203.0.113.2"), "correct horse battery"); got != http.StatusSeeOther {
+		t.Fatalf("another client, whose address the throttled one forged: %d, want 303", got)
+	}
+}
+
+// rawSignIn posts ada's sign-in form over a TCP connection of its own with
+// these extra header lines, written as they are, and returns the status.
+func rawSignIn(t *testing.T, a *api, header []string, password string) int {
+	t.Helper()
+	const csrf = "0000000000000000000000000000000000000000000000000000000000000000"
+	body := url.Values{"_csrf": {csrf}, "name": {"ada"}, "password": {password}}.Encode()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := "POST /signin HTTP/1.1\r\nHost: parley.test\r\nConnection: close\r\n" +
+		"Content-Type: application/x-www-form-urlencoded\r\nCookie: parley_form=" + csrf + "\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n" + strings.Join(header, "\r\n") + "\r\n\r\n" + body
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -24,9 +25,15 @@ func writeJSON(c *fiber.Ctx, status int, v any) error {
 
 // render writes a templ component. It renders into a buffer first, so a
 // component that fails midway never leaves a half page behind a 200.
+//
+// It renders without the request's deadline (keeping the context's
+// values): templ stops at a done context, and rendering reads only what
+// is in hand, into memory. Under the deadline, a request that missed it
+// could not render even the page saying so, and its 503 unavailable
+// became a bare 500 (a sign-in that missed its deadline, issue 23).
 func render(c *fiber.Ctx, status int, component templ.Component) error {
 	var buf bytes.Buffer
-	if err := component.Render(c.UserContext(), &buf); err != nil {
+	if err := component.Render(context.WithoutCancel(c.UserContext()), &buf); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	c.Type("html", "utf-8")

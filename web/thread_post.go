@@ -51,6 +51,7 @@ func (s *server) threadPost(c *fiber.Ctx) error {
 // browser without JavaScript (with the refusal's status).
 func (s *server) refusedReply(c *fiber.Ctx, form components.ReplyForm, r *services.Refusal) error {
 	form.Refusal = r
+	retryAfter(c, r)
 	v, err := s.forum.ThreadPage(c.UserContext(), caller(c), form.Thread, "")
 	if err != nil {
 		return err

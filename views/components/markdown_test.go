@@ -1,6 +1,8 @@
 package components
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +133,56 @@ func TestMarkdownRenders(t *testing.T) {
 			checkMarkup(t, c.body, out)
 			if !strings.Contains(out, c.want) {
 				t.Errorf("%q renders %q, want it to hold %q", c.body, out, c.want)
+			}
+		})
+	}
+}
+
+// TestMarkdownQuoteDepth: quotes nest at most maxQuoteDepth deep; what is
+// deeper shows, flat, in the quote at that depth, and the HTML of a deep
+// body stays near the size of a body quoted that deep (500 ">" gave 500
+// nested blockquotes, 14.5 KB).
+func TestMarkdownQuoteDepth(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		body     string
+		depth    int // blockquotes nested, at most
+		maxBytes int
+		mustShow []string
+	}{
+		{"three levels kept", "> a\n>> b\n>>> c", 3, 200, []string{"a", "b", "c"}},
+		{"eight levels kept", strings.Repeat(">", 8) + " deep", 8, 300, []string{"deep"}},
+		{"500 levels, one line", strings.Repeat(">", 500) + " zq", maxQuoteDepth, 400, []string{"zq"}},
+		{"500 levels, a line each", func() string {
+			var b strings.Builder
+			for i := 1; i <= 500; i++ {
+				fmt.Fprintf(&b, "%s l%d\n", strings.Repeat(">", i), i)
+			}
+			return b.String()
+		}(), maxQuoteDepth, 7000, []string{"l1<", "l8<", "l9<", "l500<"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := MarkdownHTML(c.body)
+			checkMarkup(t, c.body, out)
+			depth, deepest := 0, 0
+			for _, tag := range regexp.MustCompile(`</?blockquote>`).FindAllString(out, -1) {
+				if tag == "<blockquote>" {
+					depth++
+					deepest = max(deepest, depth)
+				} else {
+					depth--
+				}
+			}
+			if deepest != c.depth || depth != 0 {
+				t.Errorf("blockquotes nested %d deep (balance %d), want %d", deepest, depth, c.depth)
+			}
+			if len(out) > c.maxBytes {
+				t.Errorf("%d bytes of HTML for %d typed, want at most %d", len(out), len(c.body), c.maxBytes)
+			}
+			for _, s := range c.mustShow {
+				if !strings.Contains(out, s) {
+					t.Errorf("%q lost: %s", s, out)
+				}
 			}
 		})
 	}

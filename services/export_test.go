@@ -1,0 +1,29 @@
+package services
+
+import "sync"
+
+// passwordChecks counts the passwords checked, per password tried, so that
+// a test can tell how many attempts of a burst reached bcrypt. The counting
+// check is installed before any test runs, so nothing races on
+// checkPassword.
+var (
+	passwordChecksMu sync.Mutex
+	passwordChecks   = map[string]int{}
+)
+
+func init() {
+	check := checkPassword
+	checkPassword = func(hash, password []byte) error {
+		passwordChecksMu.Lock()
+		passwordChecks[string(password)]++
+		passwordChecksMu.Unlock()
+		return check(hash, password)
+	}
+}
+
+// PasswordChecks is how many times this password has been checked.
+func PasswordChecks(password string) int {
+	passwordChecksMu.Lock()
+	defer passwordChecksMu.Unlock()
+	return passwordChecks[password]
+}
