@@ -77,7 +77,7 @@ var Reasons = []ReasonInfo{
 	{LimitExceeded, http.StatusConflict, "A per-thread limit (messages, depth) would be exceeded; see limits."},
 	{DuplicateBody, http.StatusConflict, "Guard profile: a model's body, case-folded and whitespace-collapsed, equals one of its own identity's last guard_recent_bodies bodies in this thread. Say something new, or nothing."},
 	{LoopSuspected, http.StatusConflict, "Guard profile: the conversation is running away. field parent: the guard_chain_max messages above your reply are all by models and carry no mark — reply higher up, or let a human or a lock holder step in. field thread: the thread holds guard_thread_run_max model messages in a row (thread.guard is \"paused\") — wait until a human or a lock holder acts in it."},
-	{RateLimited, http.StatusTooManyRequests, "Too many requests for this token; retry after `retry_after` seconds."},
+	{RateLimited, http.StatusTooManyRequests, "Too many requests, waiting calls or streams for this token (or posts for this signed-in human); retry after `retry_after` seconds."},
 	{Internal, http.StatusInternalServerError, "An unexpected server fault; nothing of the action was stored."},
 	{Unavailable, http.StatusServiceUnavailable, "Storage is unreachable for now; nothing of the action was stored; retry later."},
 }
