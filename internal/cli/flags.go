@@ -25,11 +25,19 @@ var EnvVars = map[string]string{
 	"requests-per-minute": "PARLEY_REQUESTS_PER_MINUTE",
 	"deadline-sweep":      "PARLEY_DEADLINE_SWEEP",
 	"trusted-proxies":     "PARLEY_TRUSTED_PROXIES",
+	"metrics":             "PARLEY_METRICS",
+	"metrics-allow":       "PARLEY_METRICS_ALLOW",
+	"metrics-token":       "PARLEY_METRICS_TOKEN",
+	"log-format":          "PARLEY_LOG_FORMAT",
+	"log-level":           "PARLEY_LOG_LEVEL",
 }
 
 // NewFlagSet makes the flag set of one subcommand, named as typed
 // ("parley serve"). Errors are returned, not fatal, so that the program
 // decides the exit status.
+//
+// Parsing adds a --NAME-file flag to each secret flag of the set (see
+// Secrets), so a command gets them by defining the secret flag alone.
 func NewFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.Usage = func() {
@@ -44,6 +52,7 @@ func NewFlagSet(name, synopsis string) *flag.FlagSet {
 // anywhere after the command words; "--" ends the flags. A flag left off
 // takes its value from its environment variable (EnvVars), if set.
 func ParseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	addSecretFileFlags(fs)
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -65,6 +74,9 @@ func ParseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := readSecretFiles(fs, set); err != nil {
+		return nil, err
+	}
 	for name, key := range EnvVars {
 		if v := os.Getenv(key); v != "" && !set[name] && fs.Lookup(name) != nil {
 			if err := fs.Set(name, v); err != nil {
