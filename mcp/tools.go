@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -136,7 +137,9 @@ func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcp
 		if waiting != "" {
 			defer keepWaitingAlive(ctx, req, waiting)()
 		}
+		start := time.Now()
 		v, err := call(ctx, forum, op, req)
+		defer observe(ctx, op.Name, start, err)
 		return result(ctx, log, op.MCPTool, v, err)
 	}
 }

@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"log"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/glebarez/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // DefaultSQLiteFile is the embedded database used when none is configured.
@@ -39,18 +37,14 @@ type Options struct {
 // path of an SQLite file (DefaultSQLiteFile when url is empty), with its pool
 // sized by DefaultMaxConns (SetPool changes it) and, on PostgreSQL, the
 // session settings of sessionSettings in every transaction. Logs go to
-// stderr, with query parameters elided so no secret reaches them.
+// slog's default logger (slogGORM), with query parameters elided so no
+// secret reaches them.
 func Open(url string) (*gorm.DB, error) { return OpenWith(url, Options{}) }
 
 // OpenWith is Open with options.
 func OpenWith(url string, o Options) (*gorm.DB, error) {
 	cfg := &gorm.Config{
-		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
-			SlowThreshold:             500 * time.Millisecond,
-			LogLevel:                  logger.Warn,
-			IgnoreRecordNotFoundError: true,
-			ParameterizedQueries:      true,
-		}),
+		Logger:                 slogGORM{},
 		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		SkipDefaultTransaction: true, // services open their own, one per action
 		TranslateError:         true,

@@ -41,6 +41,7 @@ type feedState struct {
 	seq       int64
 	probes    map[int64]chan struct{} // self-checks awaiting their notification
 	change    chan struct{}           // closed at each change of listening or deafSince
+	roundTrip time.Duration           // the last self-check heard, NOTIFY to hearing it (FeedHealth)
 	connected chan struct{}           // a (re)connection, for an immediate check
 }
 
@@ -182,6 +183,7 @@ func (f *Forum) checkFeed(ctx context.Context, channel string, log *slog.Logger)
 func (f *Forum) probeFeed(ctx context.Context, channel string, log *slog.Logger) {
 	n, payload, heard := f.listener.newProbe()
 	defer f.listener.dropProbe(n)
+	sent := time.Now()
 	nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	err := f.db.WithContext(nctx).Exec("SELECT pg_notify(?, ?)", strings.Trim(channel, `"`), payload).Error
 	cancel()
@@ -193,6 +195,9 @@ func (f *Forum) probeFeed(ctx context.Context, channel string, log *slog.Logger)
 	case <-ctx.Done():
 		return
 	case <-heard:
+		f.listener.mu.Lock()
+		f.listener.roundTrip = time.Since(sent)
+		f.listener.mu.Unlock()
 		if was := f.listener.setDeaf(""); was != "" {
 			log.Info("feed: the LISTEN connection hears notifications again; waiting reads no longer poll")
 		}

@@ -25,6 +25,7 @@ func (s *server) threadClaimPost(c *fiber.Ctx) error {
 	switch {
 	case errors.As(err, &r) && isFragment(c):
 		form.Refusal = r
+		noteRefusal(c, r)
 		retryAfter(c, r)
 		return render(c, fiber.StatusOK, components.ClaimFormView(form))
 	case err != nil:

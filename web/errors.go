@@ -27,6 +27,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	if unexpected {
 		s.log.Error("request failed", "request_id", requestID(c), "method", c.Method(), "path", c.Path(), "err", err)
 	}
+	noteRefusal(c, r)
 	retryAfter(c, r)
 	switch {
 	case isMCP(c):
@@ -52,7 +53,7 @@ func retryAfter(c *fiber.Ctx, r *services.Refusal) {
 func forPeople(c *fiber.Ctx) bool {
 	p := c.Path()
 	return p != "" && p != "/" && !strings.HasPrefix(p, "/api/") && !isMCP(c) &&
-		p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz" && utf8.ValidString(p)
+		p != "/.well-known/parley.json" && p != "/readyz" && p != "/healthz" && p != "/metrics" && utf8.ValidString(p)
 }
 
 // jsonRPCError is a refusal that reached /mcp before the MCP transport

@@ -1,30 +1,145 @@
 package web
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"regexp"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"parley/mcp"
+	"parley/services"
 )
 
-const requestIDKey = "requestid" // where Fiber's requestid middleware puts it
+const (
+	requestIDKey = "parley.requestid"
+	refusalKey   = "parley.refusal"
+	// headerRequestID carries the request's id, both ways.
+	headerRequestID = "X-Request-Id"
+)
 
-// logRequests writes one structured line per request: method, route,
-// status, duration, identity and request id — never the token.
+// saneRequestID is what an incoming X-Request-Id may look like to be kept:
+// short, and nothing a log line or a header could be forged with.
+var saneRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// assignRequestID gives every request an id, sent back as X-Request-Id and
+// written in its log line. A trusted proxy's (Options.TrustedProxies) is
+// kept when it is sane, so one id follows the request through the proxy's
+// logs and ours; any other client's is replaced, since a client could
+// otherwise make its requests look like another's.
+func (s *server) assignRequestID(c *fiber.Ctx) error {
+	id := c.Get(headerRequestID)
+	if id == "" || !saneRequestID.MatchString(id) || len(s.trusted) == 0 || !c.IsProxyTrusted() {
+		var b [12]byte
+		rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	c.Locals(requestIDKey, id)
+	c.Set(headerRequestID, id)
+	return c.Next()
+}
+
+// noteRefusal records the refusal a request was answered with, for its
+// log line and the metrics: handleError does it for every refusal it
+// renders, and the pages that show a refusal in place call it too.
+func noteRefusal(c *fiber.Ctx, r *services.Refusal) {
+	if r != nil {
+		c.Locals(refusalKey, r)
+	}
+}
+
+// toolCalls is what the MCP tools of one /mcp request reported (see
+// mcp.Observer), for its log line.
+type toolCalls struct {
+	mu      sync.Mutex
+	op      services.OpName
+	refusal *services.Refusal
+}
+
+// observeTools gives an /mcp request's context an observer that counts
+// each tool call in the metrics and keeps the last for the log line.
+func (s *server) observeTools(calls *toolCalls) mcp.Observer {
+	return func(op services.OpName, took time.Duration, r *services.Refusal) {
+		status := fiber.StatusOK
+		if r != nil {
+			status = r.Status
+		}
+		s.metrics.observe(bindingMCP, string(op), status, took, r)
+		calls.mu.Lock()
+		calls.op, calls.refusal = op, r
+		calls.mu.Unlock()
+	}
+}
+
+// logRequests writes one line per request: its id, binding, operation,
+// method, route (the pattern, never the path with its ids), status,
+// refusal reason and duration, and the identity admitted — never a
+// token, a password, a body or a query string. It also counts the request
+// in the metrics, when they are on.
 func (s *server) logRequests(c *fiber.Ctx) error {
 	start := time.Now()
+	calls := &toolCalls{}
+	if isMCP(c) {
+		c.Locals(toolCallsKey, calls)
+	}
 	if err := c.Next(); err != nil {
 		// Render the error now, so the status logged is the one sent.
 		if herr := s.handleError(c, err); herr != nil {
 			return herr
 		}
 	}
-	s.log.Info("request",
+	took := time.Since(start)
+	status := c.Response().StatusCode()
+	r, _ := c.Locals(refusalKey).(*services.Refusal)
+	binding, operation := s.metrics.label(c)
+	calls.mu.Lock()
+	if calls.op != "" {
+		operation = string(calls.op)
+		if r == nil {
+			r = calls.refusal
+		}
+	}
+	calls.mu.Unlock()
+	if binding != bindingMCP || r != nil && calls.op == "" {
+		// A tool call counts itself; /mcp counts here only what the
+		// transport refused before any tool ran.
+		s.metrics.observe(binding, operation, status, took, r)
+	}
+	attrs := []any{
+		"request_id", requestID(c),
+		"binding", binding,
+		"operation", operation,
 		"method", c.Method(),
 		"route", c.Route().Path,
-		"status", c.Response().StatusCode(),
-		"duration_ms", float64(time.Since(start).Microseconds())/1000,
-		"identity", caller(c).Identity,
-		"request_id", requestID(c),
-	)
+		"status", status,
+	}
+	if r != nil {
+		attrs = append(attrs, "reason", string(r.Reason))
+	}
+	attrs = append(attrs, "duration_ms", float64(took.Microseconds())/1000)
+	if id := caller(c).Identity; id != "" {
+		attrs = append(attrs, "identity", id)
+	}
+	s.log.Info("request", attrs...)
 	return nil
+}
+
+const toolCallsKey = "parley.toolcalls"
+
+// mcpRoute serves /mcp through h with the request's tool calls reported
+// to the metrics and to its log line (observeTools).
+func (s *server) mcpRoute(h http.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		calls, _ := c.Locals(toolCallsKey).(*toolCalls)
+		if calls == nil {
+			calls = &toolCalls{}
+		}
+		obs := s.observeTools(calls)
+		return netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(mcp.WithObserver(r.Context(), obs)))
+		}))(c)
+	}
 }

@@ -130,6 +130,7 @@ func (s *server) moderate(fromProposals bool) fiber.Handler {
 		if err != nil && !errors.As(err, &r) {
 			return err
 		}
+		noteRefusal(c, r)
 		retryAfter(c, r)
 		if !isFragment(c) {
 			q := doneQuery(name, form)

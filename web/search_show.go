@@ -22,6 +22,7 @@ func (s *server) searchShow(c *fiber.Ctx) error {
 		var r *services.Refusal
 		switch {
 		case errors.As(err, &r):
+			noteRefusal(c, r)
 			view.Refusal, status = r, r.Status
 		case err != nil:
 			return err

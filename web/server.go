@@ -13,7 +13,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
-	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/valyala/fasthttp"
 
 	"parley/services"
@@ -41,6 +40,9 @@ type Options struct {
 	// whose X-Forwarded-For names the client (see clientIP); none by
 	// default, and then the client is the direct peer.
 	TrustedProxies []netip.Prefix
+	// Metrics, if set, serves /metrics (web/metrics.go) to the networks
+	// and the token it names; nil serves no /metrics.
+	Metrics *MetricsOptions
 }
 
 // The defaults of Options.
@@ -81,6 +83,8 @@ type server struct {
 	mcpMax  int          // the most /mcp reads of one request
 	timeout time.Duration
 	trusted []netip.Prefix // see Options.TrustedProxies
+	metrics *metrics       // counted always, served when Options.Metrics is set
+	scrape  *MetricsOptions
 }
 
 // New builds the Fiber application serving forum.
@@ -93,7 +97,8 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
 	// allows the longest wait; mcp bounds the tools that do not wait.
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies}
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies,
+		metrics: newMetrics(forum), scrape: opts.Metrics}
 	cfg := fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
@@ -114,10 +119,11 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	app.Use(secureHeaders)
 	app.Use(deadline(opts.RequestTimeout, time.Duration(forum.Limits().WaitMaxSeconds)*time.Second))
 	app.Use(endWaitWhenGone)
-	app.Use(requestid.New())
+	app.Use(s.assignRequestID)
 	app.Use(s.logRequests)
 	app.Use(recover.New())
 	s.routes(app)
+	s.metrics.learnRoutes(app)
 	return app, nil
 }
 

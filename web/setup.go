@@ -34,6 +34,7 @@ func (s *server) setup(c *fiber.Ctx) error {
 	}
 	var r *services.Refusal
 	if errors.As(err, &r) {
+		noteRefusal(c, r)
 		p := layout.Page{Title: "Set up Parley", CSRF: formToken(c)}
 		return render(c, r.Status, pages.Setup(p, token, name, r))
 	}

@@ -26,6 +26,7 @@ func (s *server) signIn(c *fiber.Ctx) error {
 	sess, err := s.signInChecked(c, name)
 	var r *services.Refusal
 	if errors.As(err, &r) {
+		noteRefusal(c, r)
 		p := layout.Page{Title: "Sign in", CSRF: formToken(c)}
 		return render(c, r.Status, pages.SignIn(p, name, next, r))
 	}

@@ -48,6 +48,7 @@ func (s *server) threadCreate(c *fiber.Ctx) error {
 	var r *services.Refusal
 	if errors.As(err, &r) {
 		f.Refusal, f.Plain = r, plainNewThreadRefusal(r, s.forum.Limits())
+		noteRefusal(c, r)
 		retryAfter(c, r)
 		if f, err = s.newThreadForm(c, f); err != nil {
 			return err

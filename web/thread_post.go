@@ -30,6 +30,7 @@ func (s *server) threadPost(c *fiber.Ctx) error {
 	var r *services.Refusal
 	switch {
 	case errors.As(err, &r):
+		noteRefusal(c, r)
 		return s.refusedReply(c, form, r)
 	case err != nil:
 		return err

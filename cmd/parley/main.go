@@ -41,6 +41,8 @@ var program = cli.Program{
 	Commands: []cli.Command{
 		{Name: "serve", Run: runServe, Default: true,
 			Summary: "run the server (the default); applies migrations first"},
+		{Name: "healthcheck", Run: runHealthcheck, Summary: `exit 0 if a running server's /readyz answers ready (--url,
+			default http://127.0.0.1:8080/readyz): a container's HEALTHCHECK`},
 		{Name: "migrate", Run: runMigrate,
 			Summary: "apply the schema migrations the database lacks"},
 		{Name: "token", Run: runToken, Summary: `create (the secret is printed once, on the last line),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,6 +22,8 @@ func runMCP(args []string) error {
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
 	cfg.RealmFlag(fs)
+	var logs cli.Logging
+	logs.LogFlags(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -32,12 +33,12 @@ func runMCP(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	logger := logs.Logger(os.Stderr)
 	forum, _, closeDB, err := cfg.Migrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeDB()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	var refusal *services.Refusal

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -21,7 +20,7 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS]")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
@@ -29,6 +28,11 @@ func runServe(args []string) error {
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")
 	sweep := fs.Duration("deadline-sweep", defaultSweep, "how often to escalate asks past their reply_by (env PARLEY_DEADLINE_SWEEP)")
+	metricsOn := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics (env PARLEY_METRICS)")
+	metricsAllow := fs.String("metrics-allow", "127.0.0.0/8,::1", "networks that may scrape /metrics without the token: `addresses or CIDR ranges`, comma-separated (env PARLEY_METRICS_ALLOW)")
+	metricsToken := fs.String("metrics-token", "", "a bearer `token` that admits a scrape of /metrics from anywhere (env PARLEY_METRICS_TOKEN)")
+	var logs cli.Logging
+	logs.LogFlags(fs)
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
@@ -45,7 +49,15 @@ func runServe(args []string) error {
 	if *sweep <= 0 {
 		return cli.Usagef("--deadline-sweep must be positive")
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var scrape *web.MetricsOptions
+	if *metricsOn {
+		allow, err := web.ParseTrustedProxies(*metricsAllow)
+		if err != nil {
+			return cli.Usagef("--metrics-allow: %v", err)
+		}
+		scrape = &web.MetricsOptions{Allow: allow, Token: *metricsToken}
+	}
+	logger := logs.Logger(os.Stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -70,7 +82,7 @@ func runServe(args []string) error {
 	defer func() { stopSweep(); <-swept }()
 	conns := fitConns(*maxConns, cfg.DBMaxConns)
 	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
-		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted})
+		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted, Metrics: scrape})
 	if err != nil {
 		return err
 	}
@@ -83,7 +95,15 @@ func runServe(args []string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns)
+	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns, "metrics", *metricsOn)
+	if err := sdNotify("READY=1"); err != nil {
+		logger.Warn("systemd notify", "err", err)
+	}
+	if every := watchdogInterval(); every > 0 {
+		dogCtx, stopDog := context.WithCancel(ctx)
+		defer stopDog()
+		go watchdog(dogCtx, forum, every, logger)
+	}
 	if c := forum.Connection(); c.ExecMode != "" {
 		logger.Info("postgres", "exec_mode", c.ExecMode, "pooler", c.Pooled, "listen", cfg.ListenURL() != cfg.DB)
 	}
@@ -98,6 +118,9 @@ func runServe(args []string) error {
 	}
 	stop() // from here a second signal kills at once
 	logger.Info("shutting down")
+	if err := sdNotify("STOPPING=1"); err != nil {
+		logger.Warn("systemd notify", "err", err)
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := app.ShutdownWithContext(shutdownCtx); err != nil {

@@ -34,8 +34,15 @@ func StartServe(t testing.TB, binary, db string, prefix []string, flags ...strin
 // /healthz answers. The process is killed when the test ends.
 func Start(t testing.TB, addr string, args ...string) *Proc {
 	t.Helper()
+	return StartEnv(t, addr, nil, args...)
+}
+
+// StartEnv is Start with env ("KEY=value") added to the clean
+// environment (CleanEnv).
+func StartEnv(t testing.TB, addr string, env []string, args ...string) *Proc {
+	t.Helper()
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = CleanEnv()
+	cmd.Env = append(CleanEnv(), env...)
 	p := &Proc{Cmd: cmd, Addr: addr, Stdout: &SyncBuffer{}, Stderr: &SyncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = p.Stdout, p.Stderr
 	if err := cmd.Start(); err != nil {
@@ -94,4 +101,12 @@ func (p *Proc) Alive() bool {
 	default:
 		return true
 	}
+}
+
+// Wait waits for the process to exit by itself (after a signal, say) and
+// returns how it ended.
+func (p *Proc) Wait() error {
+	err := <-p.exited
+	p.exited <- err
+	return err
 }
