@@ -93,4 +93,3 @@ func TestWitnessOverBothBindings(t *testing.T) {
 		}
 	})
 }
-
