@@ -14,6 +14,7 @@ type Claim struct {
 	Status            string
 	ClaimantIdentity  string
 	ClaimantExtension string
+	ClaimantOwner     string `gorm:"->"` // the asserting token's owner then, or "" (§15.1); read-only to GORM, written by services
 	SupersededByID    *int64 // the newer claim that replaced it
 	ValidUntil        *time.Time
 	CreatedAt         time.Time `gorm:"autoCreateTime:false"` // set by services

@@ -14,6 +14,7 @@ type Message struct {
 	AuthorExtension string
 	AuthorKind      string // "llm" or "human"
 	AuthorBadge     string // "KI · <label>" for lock holders, else ""
+	AuthorOwner     string // the posting token's owner then, "human:<name>" or "" (§15.1)
 
 	Body             string
 	ProvenanceModel  string

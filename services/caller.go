@@ -47,7 +47,10 @@ type Caller struct {
 	Rights   []Right
 	Label    string // the token's label
 	TokenID  int64  // 0 for a browser session
-	session  bool   // a browser session's caller: Post counts its posts (meterSessionPost)
+	// Owner is the token's owner, "human:<name>", or "" for a token that
+	// is its own party (docs/protocol.md §15.1); a human owns itself.
+	Owner   string
+	session bool // a browser session's caller: Post counts its posts (meterSessionPost)
 
 	due dueProbe // what Admit read of reply-by deadlines (see dueProbe)
 }

@@ -86,14 +86,20 @@ func findClaim(tx *gorm.DB, th models.Thread, id int64) (models.Claim, error) {
 	return c, nil
 }
 
-// planClaims checks what a profile act does to claims and plans it.
-func planClaims(who Caller, env Envelope, target *models.Claim, superseded []models.Claim, now time.Time) (claimWork, error) {
+// planClaims checks what a profile act does to claims and plans it. A
+// verify makes the claim verified only when it completes the quorum of
+// distinct parties (docs/protocol.md §15.3): verifiers are the parties
+// that verified the target before, quorum is verify_quorum.
+func planClaims(who Caller, env Envelope, target *models.Claim, superseded []models.Claim, now time.Time, verifiers []string, quorum int) (claimWork, error) {
 	work := claimWork{target: target, superseded: superseded}
 	if claimAct(env.Kind) {
 		if err := checkSelfAttest(*target, who, env.Kind); err != nil {
 			return work, err
 		}
 		to, err := claimStep(*target, env.Kind, now)
+		if to == Verified && !quorumReached(verifiers, who.Party(), quorum) {
+			to = "" // recorded; the claim stays supported until the quorum stands
+		}
 		work.to = to
 		return work, err
 	}
@@ -103,19 +109,6 @@ func planClaims(who Caller, env Envelope, target *models.Claim, superseded []mod
 		}
 	}
 	return work, nil
-}
-
-// checkSelfAttest forbids self-support (docs/protocol.md §10): an identity never
-// attests or verifies its own claim, from any extension; it may refute it.
-//
-// Reading: humans too. A human is exempt from self_reply's loop
-// protection, but §10 forbids self-support to every identity.
-func checkSelfAttest(c models.Claim, who Caller, kind Kind) error {
-	if kind == Refute || c.ClaimantIdentity != who.Identity {
-		return nil
-	}
-	return Refuse(SelfAttest, "%s is your own claim (%s asserted it); another identity must %s it, though you may refute it",
-		ClaimKey(c.ID), c.ClaimantIdentity, kind).On("claim")
 }
 
 // claimStep applies the certainty machine to the claim an act names: the
@@ -203,10 +196,15 @@ func (a *action) recordClaims(th models.Thread, env Envelope, work claimWork) er
 	case env.Kind == Assert:
 		c := models.Claim{
 			ThreadID: th.ID, MessageID: msg.ID, Statement: env.Body, Status: string(Unverified),
-			ClaimantIdentity: a.who.Identity, ClaimantExtension: a.ext, ValidUntil: env.ValidUntil, CreatedAt: a.now,
+			ClaimantIdentity: a.who.Identity, ClaimantExtension: a.ext, ClaimantOwner: a.who.storedOwner(), ValidUntil: env.ValidUntil, CreatedAt: a.now,
 		}
 		if err := tx.Create(&c).Error; err != nil {
 			return fmt.Errorf("insert claim: %w", err)
+		}
+		if c.ClaimantOwner != "" {
+			if err := tx.Exec("UPDATE claims SET claimant_owner = ? WHERE id = ?", c.ClaimantOwner, c.ID).Error; err != nil {
+				return fmt.Errorf("insert claim: %w", err)
+			}
 		}
 		msg.ClaimID = &c.ID
 		if err := tx.Model(msg).Update("claim_id", c.ID).Error; err != nil {

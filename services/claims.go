@@ -78,15 +78,31 @@ type Claim struct {
 	Thread       string      `json:"thread"`
 	Statement    string      `json:"statement"`
 	Status       ClaimStatus `json:"status"`
-	Claimant     Author      `json:"claimant"`
+	Claimant     OwnedAuthor `json:"claimant"`
 	Evidence     []Evidence  `json:"evidence"`
 	Attestations []ClaimAct  `json:"attestations"`
 	Refutations  []ClaimAct  `json:"refutations"`
-	VerifiedBy   *ClaimAct   `json:"verified_by" jsonschema:"nullable"`
+	VerifiedBy   *ClaimAct   `json:"verified_by" jsonschema:"nullable" jsonschema_description:"The verification that completed the quorum and made the claim verified; null until one did."`
 	Supersedes   []string    `json:"supersedes"`
 	SupersededBy *string     `json:"superseded_by" jsonschema:"nullable"`
 	ValidUntil   *time.Time  `json:"valid_until" jsonschema:"nullable"`
 	CreatedAt    time.Time   `json:"created_at"`
+
+	// The witness profile (docs/protocol.md §15.3).
+	Verifications  []Verification `json:"verifications" jsonschema_description:"Witness profile: every verify of the claim, oldest first, with the party (owner) it came from."`
+	VerifyQuorum   int            `json:"verify_quorum" jsonschema_description:"Witness profile: how many verifications from distinct parties, none the claimant's, make the claim verified (this instance's policy)."`
+	SupportParties int            `json:"support_parties" jsonschema_description:"Witness profile: how many distinct parties attested the claim; attestations of one owner's identities count once."`
+}
+
+// Verification is one verify of a claim (docs/protocol.md §15.3): who,
+// for whom, on what evidence, when.
+type Verification struct {
+	Message   string     `json:"message"`
+	Identity  string     `json:"identity"`
+	Extension *string    `json:"extension" jsonschema:"nullable"`
+	Owner     *string    `json:"owner" jsonschema:"nullable" jsonschema_description:"The human the verifier acted for, human:<name>; null for a token that is its own party."`
+	Evidence  []Evidence `json:"evidence"`
+	At        time.Time  `json:"at"`
 }
 
 // ClaimAct is one attestation, refutation or seal of a claim: who, when,
@@ -96,12 +112,12 @@ type Claim struct {
 // their shape; each is the act that made it, so that a reader sees the
 // evidence and the words beside it.
 type ClaimAct struct {
-	Message    string     `json:"message"`
-	By         Author     `json:"by"`
-	AuthorKind AuthorKind `json:"author_kind"`
-	Body       string     `json:"body"`
-	Evidence   []Evidence `json:"evidence"`
-	At         time.Time  `json:"at"`
+	Message    string      `json:"message"`
+	By         OwnedAuthor `json:"by"`
+	AuthorKind AuthorKind  `json:"author_kind"`
+	Body       string      `json:"body"`
+	Evidence   []Evidence  `json:"evidence"`
+	At         time.Time   `json:"at"`
 }
 
 // ClaimView answers get_claim.
@@ -133,7 +149,7 @@ func (f *Forum) GetClaim(ctx context.Context, who Caller, claim string) (ClaimVi
 	if err != nil {
 		return ClaimView{}, err
 	}
-	c, err := claimShape(f.db.WithContext(ctx), id, f.timestamp())
+	c, err := f.claimShape(f.db.WithContext(ctx), id, f.timestamp())
 	if err != nil {
 		return ClaimView{}, fmt.Errorf("get claim: %w", err)
 	}
@@ -189,7 +205,7 @@ func (f *Forum) ListClaims(ctx context.Context, who Caller, q ClaimsQuery) (Clai
 		rows = rows[:limit]
 		page.Cursor = optional(encodeCursor(rows[limit-1].ID))
 	}
-	if page.Claims, err = claimShapes(db, rows, now); err != nil {
+	if page.Claims, err = f.claimShapes(db, rows, now); err != nil {
 		return ClaimPage{}, fmt.Errorf("list claims: %w", err)
 	}
 	return page, nil
@@ -218,7 +234,7 @@ func threadExists(db *gorm.DB, id int64) error {
 }
 
 // claimShape reads one claim as the wire shows it, or claim_not_found.
-func claimShape(db *gorm.DB, id int64, now time.Time) (Claim, error) {
+func (f *Forum) claimShape(db *gorm.DB, id int64, now time.Time) (Claim, error) {
 	var row models.Claim
 	err := db.First(&row, id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -227,16 +243,17 @@ func claimShape(db *gorm.DB, id int64, now time.Time) (Claim, error) {
 	if err != nil {
 		return Claim{}, err
 	}
-	shapes, err := claimShapes(db, []models.Claim{row}, now)
+	shapes, err := f.claimShapes(db, []models.Claim{row}, now)
 	if err != nil {
 		return Claim{}, err
 	}
 	return shapes[0], nil
 }
 
-// claimShapes builds the wire shape of claims in three queries: their acts,
-// their evidence, and the claims that supersede others among them.
-func claimShapes(db *gorm.DB, rows []models.Claim, now time.Time) ([]Claim, error) {
+// claimShapes builds the wire shape of claims in four queries: their acts,
+// their evidence, the claims that supersede others among them, and the
+// events that made them verified.
+func (f *Forum) claimShapes(db *gorm.DB, rows []models.Claim, now time.Time) ([]Claim, error) {
 	out := make([]Claim, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -258,6 +275,17 @@ func claimShapes(db *gorm.DB, rows []models.Claim, now time.Time) ([]Claim, erro
 	if err := db.Select("id", "superseded_by_id").Where("superseded_by_id IN ?", ids).Order("id").Find(&newer).Error; err != nil {
 		return nil, fmt.Errorf("superseded claims: %w", err)
 	}
+	var sealed []models.Event
+	if err := db.Select("claim_id", "message_id").Where("claim_id IN ? AND type = ? AND to_state = ?", ids, string(EventTypeClaim), string(Verified)).
+		Order("id").Find(&sealed).Error; err != nil {
+		return nil, fmt.Errorf("claim seals: %w", err)
+	}
+	sealedBy := map[int64]bool{}
+	for _, e := range sealed {
+		if e.MessageID != nil {
+			sealedBy[*e.MessageID] = true
+		}
+	}
 	byMessage := map[int64][]Evidence{}
 	for _, p := range proofs {
 		byMessage[p.MessageID] = append(byMessage[p.MessageID], Evidence{Kind: EvidenceKind(p.Kind), Ref: p.Ref, Note: p.Note})
@@ -268,29 +296,43 @@ func claimShapes(db *gorm.DB, rows []models.Claim, now time.Time) ([]Claim, erro
 		out[i] = Claim{
 			ID: ClaimKey(r.ID), Message: MessageKey(r.MessageID), Thread: ThreadKey(r.ThreadID),
 			Statement: r.Statement, Status: statusAt(r, now),
-			Claimant:     Author{Identity: r.ClaimantIdentity, Extension: optional(r.ClaimantExtension)},
+			Claimant: OwnedAuthor{Author: Author{Identity: r.ClaimantIdentity, Extension: optional(r.ClaimantExtension)},
+				Owner: ownerField(claimantOwner(r))},
 			Evidence:     orEmpty(byMessage[r.MessageID]),
 			Attestations: []ClaimAct{}, Refutations: []ClaimAct{}, Supersedes: []string{},
 			ValidUntil: utc(r.ValidUntil), CreatedAt: r.CreatedAt.UTC(),
+			Verifications: []Verification{}, VerifyQuorum: f.quorum(),
 		}
 		if r.SupersededByID != nil {
 			out[i].SupersededBy = optional(ClaimKey(*r.SupersededByID))
 		}
 	}
+	supporters := map[int64]map[string]bool{}
 	for _, m := range acts {
 		c := &out[index[*m.ClaimID]]
+		owner := shownOwner(m.AuthorOwner, m.AuthorIdentity, m.AuthorKind)
 		act := ClaimAct{
 			Message: MessageKey(m.ID), AuthorKind: AuthorKind(m.AuthorKind), Body: m.Body,
-			By:       Author{Identity: m.AuthorIdentity, Extension: optional(m.AuthorExtension), Badge: m.AuthorBadge},
+			By: OwnedAuthor{Author: Author{Identity: m.AuthorIdentity, Extension: optional(m.AuthorExtension), Badge: m.AuthorBadge},
+				Owner: owner},
 			Evidence: orEmpty(byMessage[m.ID]), At: m.CreatedAt.UTC(),
 		}
 		switch Kind(m.Kind) {
 		case Attest:
 			c.Attestations = append(c.Attestations, act)
+			if supporters[*m.ClaimID] == nil {
+				supporters[*m.ClaimID] = map[string]bool{}
+			}
+			supporters[*m.ClaimID][messageParty(m)] = true
+			c.SupportParties = len(supporters[*m.ClaimID])
 		case Refute:
 			c.Refutations = append(c.Refutations, act)
 		case Verify:
-			c.VerifiedBy = &act
+			c.Verifications = append(c.Verifications, Verification{Message: act.Message, Identity: m.AuthorIdentity,
+				Extension: optional(m.AuthorExtension), Owner: owner, Evidence: act.Evidence, At: act.At})
+			if sealedBy[m.ID] {
+				c.VerifiedBy = &act
+			}
 		}
 	}
 	for _, n := range newer {

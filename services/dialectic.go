@@ -32,7 +32,7 @@ var ClaimTransitions = []ClaimTransition{
 	{Act: Assert, From: []ClaimStatus{}, To: Unverified, Note: "a new claim cl_N"},
 	{Act: Assert, From: graded, To: Superseded, Note: "each claim named in supersedes (expired ones too); a refuted claim stays refuted and only gains superseded_by; needs the claimant's identity, a lock holder or a human"},
 	{Act: Attest, From: []ClaimStatus{Unverified}, To: Supported, Note: "on supported or verified an attest adds support and changes nothing"},
-	{Act: Verify, From: []ClaimStatus{Supported}, To: Verified, Note: "needs the right verify or a human; an unverified claim needs support first"},
+	{Act: Verify, From: []ClaimStatus{Supported}, To: Verified, Note: "needs the right verify or a human; an unverified claim needs support first; the claim becomes verified once verify_quorum verifications from distinct parties, none the claimant's, stand (witness profile), and stays supported until then"},
 	{Act: Refute, From: graded, To: Refuted, Note: "expired ones too; on refuted a refute adds a counter-proof and changes nothing"},
 }
 
@@ -54,7 +54,7 @@ func (f *Forum) dialectic() ProfileInfo {
 		EvidenceKinds: EvidenceKinds,
 		Rules: []string{
 			"A proof is a pointer, never an opinion: every piece of evidence needs a ref (else invalid_body); attest, refute and verify without evidence are refused with evidence_required.",
-			"No self-support: an identity never attests or verifies its own claim, from any extension (self_attest); it may refute it. For attest, refute and verify self_attest takes the place of self_reply.",
+			"No self-support: an identity never attests or verifies its own claim, from any extension, nor one of its own party (witness profile: the same owner) (self_attest); it may refute it. For attest, refute and verify self_attest takes the place of self_reply.",
 			"For attest, refute and verify, parent defaults to the claim's message; the claim must belong to thread (else parent_mismatch, field claim); an unknown claim is claim_not_found.",
 			"verify needs the right verify, or a human (else token_right_missing).",
 			"Superseding a claim needs its claimant's identity, a lock holder or a human (else thread_authority_missing); a claim is superseded once (else transition_invalid). The claim may sit in any thread.",

@@ -16,6 +16,7 @@ type IdentityInfo struct {
 	AuthorKind   AuthorKind `json:"author_kind"`
 	Label        string     `json:"label"`
 	Badge        *string    `json:"badge" jsonschema:"nullable" jsonschema_description:"KI · <label> for a lock holder, else null."`
+	Owner        *string    `json:"owner" jsonschema:"nullable" jsonschema_description:"Witness profile: the human the identity acts for (its newest valid token's owner), human:<name>; a human owns itself; null for an identity that is its own party."`
 	LastActiveAt *time.Time `json:"last_active_at" jsonschema:"nullable" jsonschema_description:"When the identity last posted a message; null if never."`
 }
 
@@ -40,8 +41,8 @@ type IdentitiesQuery struct {
 // instance's addition. It lists the identities that can act now — those
 // holding a token that is not revoked, and every human account (a human
 // also acts through a session) — not those whose every token was revoked,
-// although `to` still accepts them. An agent's label and badge are those of
-// its newest valid token.
+// although `to` still accepts them. An agent's label, badge and owner are
+// those of its newest valid token.
 func (f *Forum) ListIdentities(ctx context.Context, who Caller, q IdentitiesQuery) (IdentityPage, error) {
 	if err := need(who, RightRead); err != nil {
 		return IdentityPage{}, err
@@ -93,11 +94,13 @@ func (f *Forum) ListIdentities(ctx context.Context, who Caller, q IdentitiesQuer
 		return IdentityPage{}, err
 	}
 	for _, name := range names {
-		entry := IdentityInfo{Identity: name, AuthorKind: KindHuman, Label: strings.TrimPrefix(name, HumanRealm+":"), LastActiveAt: last[name]}
+		entry := IdentityInfo{Identity: name, AuthorKind: KindHuman, Label: strings.TrimPrefix(name, HumanRealm+":"), LastActiveAt: last[name],
+			Owner: ownerField(name)}
 		if t, ok := newest[name]; ok {
 			rights, _ := ParseRights(t.Rights)
 			c := Caller{Identity: name, Kind: AuthorKind(t.AuthorKind), Rights: rights, Label: t.Label}
 			entry.AuthorKind, entry.Label, entry.Badge = c.Kind, c.Label, optional(c.Badge())
+			entry.Owner = ownerField(ownerOf(t.Identity, t.AuthorKind, t.Owner))
 		}
 		page.Identities = append(page.Identities, entry)
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/text/cases"
+	"gorm.io/gorm"
 
 	"parley/models"
 )
@@ -55,7 +57,10 @@ func bodyHash(body string) string {
 //
 // recent are the identity's last guard_recent_bodies body hashes in the
 // thread, read with the parent (readParentRow).
-func (f *Forum) checkGuard(th models.Thread, parent models.Message, who Caller, hash string, recent []string) error {
+//
+// Rule 1 across threads reads the party's recent bodies in tx
+// (checkPartyDuplicate), after the thread's own, which name the thread.
+func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message, who Caller, hash string, recent []string, now time.Time) error {
 	if who.Human() {
 		return nil
 	}
@@ -70,7 +75,10 @@ func (f *Forum) checkGuard(th models.Thread, parent models.Message, who Caller, 
 				parent.ChainLen, MessageKey(parent.ID), l.GuardChainMax).On("parent")
 		}
 	}
-	return f.checkDuplicate(th.ID, who.Identity, hash, recent)
+	if err := f.checkDuplicate(th.ID, who.Identity, hash, recent); err != nil {
+		return err
+	}
+	return f.checkPartyDuplicate(tx, who, hash, now)
 }
 
 // checkDuplicate applies rule 1: the body must differ from the identity's

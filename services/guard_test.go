@@ -242,7 +242,8 @@ func TestManifestAdvertisesTheGuardProfile(t *testing.T) {
 		if p == nil {
 			t.Fatalf("no guard profile in %+v", m.Profiles)
 		}
-		want := map[string]int{"guard_recent_bodies": 7, "guard_chain_max": 5, "guard_thread_run_max": 30, "reply_by_max_hours": 168}
+		want := map[string]int{"guard_recent_bodies": 7, "guard_chain_max": 5, "guard_thread_run_max": 30, "reply_by_max_hours": 168,
+			"guard_recent_bodies_party": 0, "guard_duplicate_window_hours": 24}
 		if fmt.Sprint(p.Limits) != fmt.Sprint(want) {
 			t.Errorf("profile limits %v, want %v", p.Limits, want)
 		}

@@ -32,6 +32,10 @@ type TokenRequest struct {
 	Human  string
 	Rights []Right
 	Label  string
+	// Owner is the human who owns an agent's token (docs/protocol.md
+	// §15.1): a human account's name; "" for a token that is its own
+	// party. A human's own token is owned by that human.
+	Owner string
 }
 
 // TokenInfo describes a stored token; the secret is never part of it.
@@ -41,6 +45,7 @@ type TokenInfo struct {
 	AuthorKind AuthorKind `json:"author_kind"`
 	Label      string     `json:"label"`
 	Rights     []Right    `json:"rights"`
+	Owner      *string    `json:"owner" jsonschema:"nullable" jsonschema_description:"Witness profile: the human who owns the token, human:<name>; null for a token that is its own party."`
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at" jsonschema:"nullable"`
 	// LastUsedAt is when the token last authenticated a request, to within
@@ -62,6 +67,7 @@ type Me struct {
 	Rights     []Right     `json:"rights"`
 	Label      string      `json:"label"`
 	Badge      *string     `json:"badge" jsonschema:"nullable"`
+	Owner      *string     `json:"owner" jsonschema:"nullable" jsonschema_description:"Witness profile: the human you act for, human:<name> (a human owns itself); null when your token is its own party. The identities of one owner form one party, which cannot vouch for itself."`
 	Inbox      InboxCount  `json:"inbox"`
 	Manifest   ManifestRef `json:"manifest"`
 }
@@ -98,7 +104,7 @@ func (f *Forum) Whoami(ctx context.Context, who Caller, q WhoamiQuery) (Me, erro
 		return Me{}, err
 	}
 	return Me{Identity: who.Identity, AuthorKind: who.Kind, Rights: who.RightList(), Label: who.Label, Badge: optional(who.Badge()),
-		Inbox: InboxCount{Count: n}, Manifest: ManifestRef{Parley: "1", Version: Version, Digest: f.ManifestDigest()}}, nil
+		Owner: ownerField(who.Owner), Inbox: InboxCount{Count: n}, Manifest: ManifestRef{Parley: "1", Version: Version, Digest: f.ManifestDigest()}}, nil
 }
 
 // CreateToken stores a new token and returns its secret, which is not kept.
@@ -115,6 +121,9 @@ func (f *Forum) CreateToken(ctx context.Context, req TokenRequest) (CreatedToken
 			}
 			return CreatedToken{}, fmt.Errorf("create token: %w", err)
 		}
+		if req.Owner != "" {
+			return CreatedToken{}, Refuse(InvalidBody, "a human's token is owned by that human: owner is for an agent's token").On("owner")
+		}
 		tok.Identity, tok.AuthorKind, tok.Rights = HumanRealm+":"+req.Human, string(KindHuman), "read,write"
 		if tok.Label == "" {
 			tok.Label = req.Human
@@ -127,6 +136,13 @@ func (f *Forum) CreateToken(ctx context.Context, req TokenRequest) (CreatedToken
 			return CreatedToken{}, Refuse(InvalidBody, "a token needs at least one right").On("rights")
 		}
 		tok.Identity, tok.Rights = f.realm+":"+req.Handle, joinRights(req.Rights)
+		if req.Owner != "" {
+			owner, err := ownerName(f.db.WithContext(ctx), req.Owner)
+			if err != nil {
+				return CreatedToken{}, err
+			}
+			tok.Owner = owner
+		}
 		if tok.Label == "" {
 			tok.Label = req.Handle
 		}
@@ -137,7 +153,16 @@ func (f *Forum) CreateToken(ctx context.Context, req TokenRequest) (CreatedToken
 	public, secret := randomHex(8), randomHex(32)
 	sum := sha256.Sum256([]byte(secret))
 	tok.PublicID, tok.SecretHash, tok.CreatedAt = public, sum[:], f.timestamp()
-	if err := f.db.WithContext(ctx).Create(&tok).Error; err != nil {
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&tok).Error; err != nil {
+			return err
+		}
+		if tok.Owner == "" {
+			return nil // the column's default: a token before owners existed is written so too
+		}
+		return tx.Exec("UPDATE tokens SET owner = ? WHERE id = ?", tok.Owner, tok.ID).Error
+	})
+	if err != nil {
 		return CreatedToken{}, fmt.Errorf("create token: %w", err)
 	}
 	return CreatedToken{Secret: tokenPrefix + public + "_" + secret, Token: tokenInfo(tok)}, nil
@@ -185,7 +210,8 @@ func (f *Forum) Authenticate(ctx context.Context, token string) (Caller, error) 
 		return Caller{}, err
 	}
 	rights, _ := ParseRights(tok.Rights)
-	return Caller{Identity: tok.Identity, Kind: AuthorKind(tok.AuthorKind), Rights: rights, Label: tok.Label, TokenID: tok.ID}, nil
+	return Caller{Identity: tok.Identity, Kind: AuthorKind(tok.AuthorKind), Rights: rights, Label: tok.Label, TokenID: tok.ID,
+		Owner: ownerOf(tok.Identity, tok.AuthorKind, tok.Owner)}, nil
 }
 
 // tokenUseGranularity is how stale a token's last_used_at may be before
@@ -299,7 +325,7 @@ func identityExists(tx *gorm.DB, identity string) (bool, error) {
 func tokenInfo(t models.Token) TokenInfo {
 	rights, _ := ParseRights(t.Rights)
 	return TokenInfo{ID: t.ID, Identity: t.Identity, AuthorKind: AuthorKind(t.AuthorKind), Label: t.Label,
-		Rights: rights, CreatedAt: t.CreatedAt.UTC(), RevokedAt: utc(t.RevokedAt), LastUsedAt: utc(t.LastUsedAt)}
+		Rights: rights, Owner: ownerField(ownerOf(t.Identity, t.AuthorKind, t.Owner)), CreatedAt: t.CreatedAt.UTC(), RevokedAt: utc(t.RevokedAt), LastUsedAt: utc(t.LastUsedAt)}
 }
 
 func randomHex(n int) string {

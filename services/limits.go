@@ -21,12 +21,21 @@ type Limits struct {
 	WaitsPerToken           int `json:"waits_per_token"`
 
 	// The guard profile (docs/protocol.md §14).
-	GuardRecentBodies   int `json:"guard_recent_bodies"`
-	GuardChainMax       int `json:"guard_chain_max"`
-	GuardThreadRunMax   int `json:"guard_thread_run_max"`
-	ReplyByMaxHours     int `json:"reply_by_max_hours"`
-	SearchQueryMaxChars int `json:"search_query_max_chars"`
-	SearchCandidates    int `json:"search_candidates"`
+	GuardRecentBodies int `json:"guard_recent_bodies"`
+	// Duplicates across threads (§14 rule 1, errata 2): a party's last
+	// bodies anywhere in the forum, within a window of hours.
+	GuardRecentBodiesParty    int `json:"guard_recent_bodies_party"`
+	GuardDuplicateWindowHours int `json:"guard_duplicate_window_hours"`
+	GuardChainMax             int `json:"guard_chain_max"`
+	GuardThreadRunMax         int `json:"guard_thread_run_max"`
+	ReplyByMaxHours           int `json:"reply_by_max_hours"`
+	SearchQueryMaxChars       int `json:"search_query_max_chars"`
+	SearchCandidates          int `json:"search_candidates"`
+
+	// The witness profile (docs/protocol.md §15): how many verifications
+	// from distinct parties, none the claimant's, make a claim verified.
+	// Instance policy; 1 is the dialectic profile's behaviour alone.
+	VerifyQuorum int `json:"verify_quorum"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -51,14 +60,29 @@ func DefaultLimits() Limits {
 		// at once: 8 lets four of them wait on both, while one credential
 		// holds at most 8 connections in waits (and 4 in streams) of a
 		// server's thousands.
-		WaitsPerToken:       8,
-		GuardRecentBodies:   20,
-		GuardChainMax:       12,
-		GuardThreadRunMax:   100,
-		ReplyByMaxHours:     168,
-		SearchQueryMaxChars: 200,
-		SearchCandidates:    2000,
+		WaitsPerToken:     8,
+		GuardRecentBodies: 20,
+		// Reading: §14 and §15 name 50 bodies per party and a quorum of 2
+		// for the reference instance. Both rules are in force once set
+		// (WitnessLimits); the defaults keep them off until the suites of
+		// the bindings, written for §10's single seal and per-thread
+		// duplicates, are brought along.
+		GuardRecentBodiesParty:    0,
+		GuardDuplicateWindowHours: 24,
+		VerifyQuorum:              1,
+		GuardChainMax:             12,
+		GuardThreadRunMax:         100,
+		ReplyByMaxHours:           168,
+		SearchQueryMaxChars:       200,
+		SearchCandidates:          2000,
 	}
+}
+
+// WitnessLimits are the limits with the witness profile's reference values
+// in force: verify_quorum 2 and guard_recent_bodies_party 50.
+func (l Limits) WitnessLimits() Limits {
+	l.VerifyQuorum, l.GuardRecentBodiesParty = 2, 50
+	return l
 }
 
 // page resolves a requested page size: 0 means the default, and anything

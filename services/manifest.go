@@ -276,7 +276,7 @@ func (f *Forum) Manifest(context.Context) Manifest {
 		},
 		Rights:     Rights,
 		Reasons:    Reasons,
-		Profiles:   []ProfileInfo{f.dialectic(), f.feed(), f.guardProfile()},
+		Profiles:   []ProfileInfo{f.dialectic(), f.feed(), f.guardProfile(), f.witnessProfile()},
 		Operations: Operations,
 		Envelope: EnvelopeInfo{
 			Fields: map[string]string{

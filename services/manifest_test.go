@@ -139,8 +139,8 @@ func TestClosedDatabaseIsUnavailable(t *testing.T) {
 func TestManifestAdvertisesTheDialecticProfile(t *testing.T) {
 	forum := services.New(dbtest.Fresh(t, "sqlite"), services.Config{})
 	m := forum.Manifest(context.Background())
-	if len(m.Profiles) != 3 || m.Profiles[0].Name != "dialectic" || m.Profiles[1].Name != "feed" || m.Profiles[2].Name != "guard" {
-		t.Fatalf("profiles %+v, want dialectic, feed and guard", m.Profiles)
+	if len(m.Profiles) != 4 || m.Profiles[0].Name != "dialectic" || m.Profiles[1].Name != "feed" || m.Profiles[2].Name != "guard" || m.Profiles[3].Name != "witness" {
+		t.Fatalf("profiles %+v, want dialectic, feed, guard and witness", m.Profiles)
 	}
 	p := m.Profiles[0]
 	var kinds []string

@@ -121,9 +121,12 @@ func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, err
 // and recorded as the thread's first event.
 func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
 	now := f.timestamp()
-	work, err := planClaims(who, env, nil, superseded, now)
+	work, err := planClaims(who, env, nil, superseded, now, nil, f.quorum())
 	if err != nil {
 		return Posted{}, err
+	}
+	if err := f.checkPartyDuplicate(tx, who, bodyHash(env.Body), now); err != nil {
+		return Posted{}, err // docs/protocol.md §14 rule 1, across threads
 	}
 	th := models.Thread{
 		Title: titleOf(env.Body), State: string(Open), StateOrigin: who.Origin(),
@@ -214,7 +217,7 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now time.Time) (Posted, error) {
 	out := Posted{Message: messageShape(msg), Thread: f.threadShape(th, now)}
 	if msg.ClaimID != nil {
-		c, err := claimShape(tx, *msg.ClaimID, now)
+		c, err := f.claimShape(tx, *msg.ClaimID, now)
 		if err != nil {
 			return Posted{}, fmt.Errorf("read claim: %w", err)
 		}
@@ -276,7 +279,7 @@ func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelo
 	m := models.Message{
 		ThreadID: th.ID, Depth: 1, Kind: string(env.Kind),
 		AuthorIdentity: who.Identity, AuthorExtension: env.Extension,
-		AuthorKind: string(who.Kind), AuthorBadge: who.Badge(),
+		AuthorKind: string(who.Kind), AuthorBadge: who.Badge(), AuthorOwner: who.storedOwner(),
 		Body: env.Body, ProvenanceModel: env.Model, ProvenanceClient: env.Client,
 		State: string(env.State), CreatedAt: now,
 	}

@@ -36,8 +36,8 @@ type replyPlan struct {
 //  5. authority for decide, mark and reopen (thread_authority_missing);
 //  6. the question an answer answers (docs/protocol.md §4);
 //  7. the state change it makes or proposes (transition_invalid);
-//  8. the claims it changes (self_attest, transition_invalid,
-//     thread_authority_missing);
+//  8. the claims it changes (self_attest per party, transition_invalid,
+//     thread_authority_missing; a verify's quorum, docs/protocol.md §15);
 //  9. self_reply (docs/protocol.md §7);
 //  10. the thread's size and depth (limit_exceeded);
 //  11. the guard (duplicate_body, loop_suspected; docs/protocol.md §14).
@@ -51,6 +51,7 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		return replyPlan{}, err
 	}
 	var target *models.Claim
+	var verifiers []string
 	parentID := env.ParentID
 	if claimAct(env.Kind) {
 		c, err := findClaim(tx, th, env.ClaimID)
@@ -58,6 +59,11 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 			return replyPlan{}, err
 		}
 		target = &c
+		if env.Kind == Verify {
+			if verifiers, err = verifierParties(tx, c); err != nil {
+				return replyPlan{}, err
+			}
+		}
 		if parentID == 0 {
 			parentID = c.MessageID // docs/protocol.md §10: parent defaults to the claim's message
 		}
@@ -83,7 +89,7 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		return replyPlan{}, err
 	}
 	now := f.timestamp()
-	work, err := planClaims(who, env, target, superseded, now)
+	work, err := planClaims(who, env, target, superseded, now, verifiers, f.quorum())
 	if err != nil {
 		return replyPlan{}, err
 	}
@@ -94,7 +100,7 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		return replyPlan{}, err
 	}
 	hash := bodyHash(env.Body)
-	if err := f.checkGuard(th, parent, who, hash, recent); err != nil {
+	if err := f.checkGuard(tx, th, parent, who, hash, recent, now); err != nil {
 		return replyPlan{}, err
 	}
 	return replyPlan{th: th, parent: parent, question: question, target: target, chg: chg, work: work, now: now, hash: hash}, nil

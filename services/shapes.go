@@ -27,6 +27,14 @@ type Author struct {
 	Badge     string  `json:"badge,omitempty"`
 }
 
+// OwnedAuthor is an author with the owner it acted for (docs/protocol.md
+// §15.1, profile witness): a Message's from, a claim's claimant and the
+// authors of its acts, so that everyone sees which agents act for whom.
+type OwnedAuthor struct {
+	Author
+	Owner *string `json:"owner" jsonschema:"nullable" jsonschema_description:"Witness profile: the human the author acted for, human:<name> (a human owns itself); null for a token that is its own party. The identities of one owner form one party."`
+}
+
 // Provenance is what the client says about the model and client it runs.
 type Provenance struct {
 	Model  string `json:"model,omitempty"`
@@ -70,7 +78,7 @@ type Message struct {
 	Kind       Kind        `json:"kind"`
 	Thread     string      `json:"thread"`
 	Parent     *string     `json:"parent" jsonschema:"nullable"`
-	From       Author      `json:"from"`
+	From       OwnedAuthor `json:"from"`
 	AuthorKind AuthorKind  `json:"author_kind"`
 	Body       string      `json:"body"`
 	Provenance *Provenance `json:"provenance" jsonschema:"nullable"`
@@ -205,11 +213,12 @@ const (
 
 func messageShape(m models.Message) *Message {
 	out := &Message{
-		ID:         MessageKey(m.ID),
-		Parley:     "1",
-		Kind:       Kind(m.Kind),
-		Thread:     ThreadKey(m.ThreadID),
-		From:       Author{Identity: m.AuthorIdentity, Extension: optional(m.AuthorExtension), Badge: m.AuthorBadge},
+		ID:     MessageKey(m.ID),
+		Parley: "1",
+		Kind:   Kind(m.Kind),
+		Thread: ThreadKey(m.ThreadID),
+		From: OwnedAuthor{Author: Author{Identity: m.AuthorIdentity, Extension: optional(m.AuthorExtension), Badge: m.AuthorBadge},
+			Owner: shownOwner(m.AuthorOwner, m.AuthorIdentity, m.AuthorKind)},
 		AuthorKind: AuthorKind(m.AuthorKind),
 		Body:       m.Body,
 		State:      State(m.State),

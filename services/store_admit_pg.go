@@ -46,9 +46,9 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		args = append(args, sum[:])
 	}
 	row := f.db.WithContext(ctx).Raw(`WITH tok AS (
-			SELECT id, secret_hash, identity, author_kind, label, rights, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
+			SELECT id, secret_hash, identity, author_kind, label, rights, owner, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
 		counted AS (`+counted+`)
-		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.revoked_at, tok.last_used_at,
+		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.owner, tok.revoked_at, tok.last_used_at,
 			(SELECT count FROM counted WHERE bucket = 'requests'), (SELECT count FROM counted WHERE bucket = 'posts'),
 			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL)
 		FROM tok`, args...).Row()
@@ -56,10 +56,11 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		id                         int64
 		hash                       []byte
 		identity, kind, label, rts string
+		owner                      string
 		revoked, lastUsed, nextDue *time.Time
 		requests, posts            sql.NullInt64
 	)
-	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &revoked, &lastUsed, &requests, &posts, &nextDue)
+	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, errTokenInvalid()
 	}
@@ -78,7 +79,8 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	}
 	rights, _ := ParseRights(rts)
 	return Caller{Identity: identity, Kind: AuthorKind(kind), Rights: rights, Label: label, TokenID: id,
-		due: dueProbe{known: true, next: nextDue}}, nil
+		Owner: ownerOf(identity, kind, owner),
+		due:   dueProbe{known: true, next: nextDue}}, nil
 }
 
 // dueProbe is what a request's admission learned of reply-by deadlines: the

@@ -82,7 +82,10 @@ type bundleLine struct {
 // safe for 24 hours, and a forum moved within them still answers a
 // client's retry with the first result instead of storing it twice. Their
 // rows name tokens and messages, which travel with their ids.
-var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events", "idempotency_keys"}
+//
+// Reading: owner events travel (docs/protocol.md §15.1): who gave which
+// token to which human is part of the forum's record, as its events are.
+var bundleTables = []string{"users", "tokens", "owner_events", "threads", "messages", "claims", "evidence", "events", "idempotency_keys"}
 
 // leftOut are the tables a bundle does not carry, and why.
 var leftOut = map[string]string{

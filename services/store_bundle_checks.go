@@ -94,6 +94,11 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 			return refuse(col, "%q is not an identity <realm>:<handle> or human:<name>", s)
 		}
 	}
+	for _, col := range ownerColumns[table] {
+		if s, ok := row[col].(string); ok && !validOwner(s) {
+			return refuse(col, "%q is not an owner: human:<name> of a human account, or empty for none (docs/protocol.md §15.1)", s)
+		}
+	}
 	l := c.f.limits
 	text := func(col string) string { s, _ := row[col].(string); return s }
 	num := func(col string) (int64, bool) { v, ok := row[col].(int64); return v, ok }
@@ -187,6 +192,13 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 		if _, has := row["type"]; has && !slices.Contains(eventTypes, EventType(text("type"))) {
 			return refuse("type", "%q is not an event type", text("type"))
 		}
+	case "owner_events":
+		if _, has := row["type"]; has && text("type") != EventTypeOwner {
+			return refuse("type", "%q is not an owner event's type: owner", text("type"))
+		}
+		if _, has := row["identity"]; has && !validIdentity(text("identity")) {
+			return refuse("identity", "%q is not an identity <realm>:<handle>", text("identity"))
+		}
 	case "idempotency_keys":
 		if _, has := row["result"]; has && !json.Valid([]byte(text("result"))) {
 			return refuse("result", "the stored answer is not JSON")
@@ -201,6 +213,21 @@ var identityColumns = map[string][]string{
 	"threads":  {"created_by_identity", "awaiting_identity"},
 	"messages": {"author_identity", "to_identity", "awaiting_identity"},
 	"claims":   {"claimant_identity"},
+}
+
+// ownerColumns are the columns that name an owner (docs/protocol.md
+// §15.1): "human:<name>" or "" for none.
+var ownerColumns = map[string][]string{
+	"tokens":       {"owner"},
+	"messages":     {"author_owner"},
+	"claims":       {"claimant_owner"},
+	"owner_events": {"from_owner", "to_owner"},
+}
+
+// validOwner reports whether s can be stored as an owner.
+func validOwner(s string) bool {
+	name, ok := strings.CutPrefix(s, HumanRealm+":")
+	return s == "" || ok && validName(name, 64)
 }
 
 // eventTypes are the types of the log's events.
@@ -255,6 +282,11 @@ func forumChecks() []forumCheck {
 			"is %q, confirmed, but the state of record is %q: with no proposal pending they are the same"},
 		{"threads", "record_confirmed_at", `SELECT id, record_state, '' FROM threads WHERE record_confirmed_at IS NULL ORDER BY id LIMIT 1`,
 			"is null: the state of record (%q%.0s) is a confirmed state, and says when"},
+		{"tokens", "owner", `SELECT t.id, t.owner, '' FROM tokens t WHERE t.owner <> ''
+			AND NOT EXISTS (SELECT 1 FROM users u WHERE '` + HumanRealm + `:' || u.name = t.owner) ORDER BY t.id LIMIT 1`,
+			"is %q%.0s, but the bundle holds no such human: an owner is a human account"},
+		{"tokens", "owner", `SELECT id, owner, identity FROM tokens WHERE owner <> '' AND author_kind = 'human' ORDER BY id LIMIT 1`,
+			"is %q on %s's own token: a human's token is owned by that human"},
 	}
 }
 

@@ -230,6 +230,12 @@ func hostileCases() []hostileCase {
 		{"rights empty", set("tokens", firstOf("tokens"), "rights", ""), "tokens", "rights"},
 		{"token author kind root", set("tokens", firstOf("tokens"), "author_kind", "root"), "tokens", "author_kind"},
 		{"token identity bogus", set("tokens", firstOf("tokens"), "identity", "nobody"), "tokens", "identity"},
+		// Owners (docs/protocol.md §15.1): a human account, or none.
+		{"token owner not an identity", set("tokens", firstOf("tokens"), "owner", "root"), "tokens", "owner"},
+		{"token owner an agent", set("tokens", firstOf("tokens"), "owner", "ainotes:bob"), "tokens", "owner"},
+		{"token owner nobody holds", set("tokens", firstOf("tokens"), "owner", "human:nobody"), "tokens", "owner"},
+		{"message owner bogus", set("messages", reply, "author_owner", "human:Not A Name"), "messages", "author_owner"},
+		{"claimant owner bogus", set("claims", firstOf("claims"), "claimant_owner", "everyone"), "claims", "claimant_owner"},
 		{"empty password hash", set("users", firstOf("users"), "password_hash", ""), "users", "password_hash"},
 		{"password hash in plain text", set("users", firstOf("users"), "password_hash", "correct horse battery"), "users", "password_hash"},
 		{"author identity bogus", set("messages", reply, "author_identity", "root"), "messages", "author_identity"},

@@ -57,7 +57,7 @@ func capHint(n int) int { return min(max(n, 0), hintMax) }
 var (
 	treeColumns = []string{"id", "thread_id", "parent_id", "depth", "kind", "author_identity", "author_extension", "author_kind",
 		"author_badge", "body", "provenance_model", "provenance_client", "to_identity", "to_extension", "state", "claim_id",
-		"awaiting_identity", "awaiting_extension", "created_at", "reply_by"}
+		"awaiting_identity", "awaiting_extension", "created_at", "reply_by", "author_owner"}
 	treeColumnsLeftOut = []string{"body_hash", "chain_len", "search"} // search: PostgreSQL's tsvector
 	// messageColumns are the columns of models.Message: every column but
 	// PostgreSQL's search vector, which "SELECT *" would send and decode
@@ -85,9 +85,7 @@ func threadMessages(db *gorm.DB, thread int64, hint int) ([]models.Message, erro
 	out := make([]models.Message, 0, capHint(hint))
 	for rows.Next() {
 		var m models.Message
-		if err := rows.Scan(&m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
-			&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
-			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt, &m.ReplyBy); err != nil {
+		if err := rows.Scan(treeFields(&m)...); err != nil {
 			return nil, err
 		}
 		out = append(out, m)

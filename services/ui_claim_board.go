@@ -62,7 +62,7 @@ func (f *Forum) claimsOfThread(ctx context.Context, thread string) (map[string]C
 	if err := db.Where("thread_id = ?", id).Order("id").Limit(f.limits.ThreadMaxMessages).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("thread claims: %w", err)
 	}
-	shapes, err := claimShapes(db, rows, f.timestamp())
+	shapes, err := f.claimShapes(db, rows, f.timestamp())
 	if err != nil {
 		return nil, fmt.Errorf("thread claims: %w", err)
 	}
@@ -112,13 +112,13 @@ func (f *Forum) ClaimBoard(ctx context.Context, who Caller) (ClaimBoard, error) 
 	}
 	board := ClaimBoard{}
 	var err error
-	if board.Sealable, err = claimShapes(db, sealable, now); err != nil {
+	if board.Sealable, err = f.claimShapes(db, sealable, now); err != nil {
 		return ClaimBoard{}, fmt.Errorf("claim board: %w", err)
 	}
-	if board.Expiring, err = claimShapes(db, expiring, now); err != nil {
+	if board.Expiring, err = f.claimShapes(db, expiring, now); err != nil {
 		return ClaimBoard{}, fmt.Errorf("claim board: %w", err)
 	}
-	if board.Refutations, err = refutations(db, refutes, now); err != nil {
+	if board.Refutations, err = f.refutations(db, refutes, now); err != nil {
 		return ClaimBoard{}, fmt.Errorf("claim board: %w", err)
 	}
 	if board.Version, err = boardVersion(db, now); err != nil {
@@ -128,7 +128,7 @@ func (f *Forum) ClaimBoard(ctx context.Context, who Caller) (ClaimBoard, error) 
 }
 
 // refutations pairs refute acts with their claims, read once each.
-func refutations(db *gorm.DB, refutes []models.Message, now time.Time) ([]Refutation, error) {
+func (f *Forum) refutations(db *gorm.DB, refutes []models.Message, now time.Time) ([]Refutation, error) {
 	var ids []int64
 	for _, m := range refutes {
 		if !slices.Contains(ids, *m.ClaimID) {
@@ -141,7 +141,7 @@ func refutations(db *gorm.DB, refutes []models.Message, now time.Time) ([]Refuta
 			return nil, err
 		}
 	}
-	shapes, err := claimShapes(db, rows, now)
+	shapes, err := f.claimShapes(db, rows, now)
 	if err != nil {
 		return nil, err
 	}

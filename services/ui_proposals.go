@@ -129,9 +129,7 @@ func proposingActs(db *gorm.DB, events []int64) (map[int64]models.Message, error
 	for rows.Next() {
 		var ev int64
 		var m models.Message
-		if err := rows.Scan(&ev, &m.ID, &m.ThreadID, &m.ParentID, &m.Depth, &m.Kind, &m.AuthorIdentity, &m.AuthorExtension,
-			&m.AuthorKind, &m.AuthorBadge, &m.Body, &m.ProvenanceModel, &m.ProvenanceClient, &m.ToIdentity, &m.ToExtension,
-			&m.State, &m.ClaimID, &m.AwaitingIdentity, &m.AwaitingExtension, &m.CreatedAt, &m.ReplyBy); err != nil {
+		if err := rows.Scan(append([]any{&ev}, treeFields(&m)...)...); err != nil {
 			return nil, err
 		}
 		out[ev] = m

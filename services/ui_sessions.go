@@ -34,7 +34,7 @@ type Session struct {
 // humanCaller is the caller a signed-in human acts as: a session, whose
 // posts count against the rate limit (meterSessionPost).
 func humanCaller(name string) Caller {
-	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name, session: true}
+	return Caller{Identity: HumanRealm + ":" + name, Kind: KindHuman, Label: name, Owner: HumanRealm + ":" + name, session: true}
 }
 
 // SignIn checks a human's name and password and opens a session. Failed

@@ -15,10 +15,16 @@ func needHuman(who Caller) error {
 	return nil
 }
 
-// CreateTokenAs creates an agent token on a human's behalf.
+// CreateTokenAs creates an agent token on a human's behalf, owned by that
+// human (docs/protocol.md §15.1): the owner is who created it, never what
+// the form says.
 func (f *Forum) CreateTokenAs(ctx context.Context, who Caller, req TokenRequest) (CreatedToken, error) {
 	if err := needHuman(who); err != nil {
 		return CreatedToken{}, err
+	}
+	req.Owner = ""
+	if req.Human == "" {
+		req.Owner = who.Identity
 	}
 	return f.CreateToken(ctx, req)
 }

@@ -233,7 +233,7 @@ func (b *bare) post(c *fiber.Ctx) error {
 			return err
 		}
 		m := &services.Message{Parley: "1", Kind: "note", Thread: services.ThreadKey(id), AuthorKind: "llm", Body: env.Body,
-			From: services.Author{Identity: identity, Extension: bareOptional(env.From.Extension)}, Parent: bareOptional(services.MessageKey(parentID))}
+			From: services.OwnedAuthor{Author: services.Author{Identity: identity, Extension: bareOptional(env.From.Extension)}}, Parent: bareOptional(services.MessageKey(parentID))}
 		var mid int64
 		if err := tx.QueryRow(c.Context(), `INSERT INTO messages (thread_id, parent_id, depth, kind, author_identity, author_extension,
 				author_kind, body, awaiting_identity, awaiting_extension, created_at)

@@ -27,10 +27,11 @@ var program = cli.Program{
 	Intro: "Parley is the reference server of the Parley v1 protocol.",
 	Usage: `  parley [serve] [--addr ADDR] [--db URL] [--db-listen-url URL] [--db-exec-mode MODE] [--realm REALM]
   parley migrate [--db URL]
-  parley token create --handle NAME --rights read,write[,lock,verify] [--label TEXT] [--db URL] [--realm REALM]
+  parley token create --handle NAME --rights read,write[,lock,verify] [--owner NAME] [--label TEXT] [--db URL] [--realm REALM]
   parley token create --human NAME [--label TEXT] [--db URL]
   parley token list [--db URL]
   parley token revoke ID [--db URL]
+  parley token owner ID NAME [--db URL]
   parley user add NAME [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
   parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]
@@ -46,7 +47,7 @@ var program = cli.Program{
 		{Name: "migrate", Run: runMigrate,
 			Summary: "apply the schema migrations the database lacks"},
 		{Name: "token", Run: runToken, Summary: `create (the secret is printed once, on the last line),
-			list (never their secrets) or revoke (by ID) a token`},
+			list (never their secrets), revoke (by ID) a token, or set its owner (a human, recorded as an owner event)`},
 		{Name: "user", Run: runUser, Summary: `add a human account; the password comes from PARLEY_PASSWORD,
 			else from stdin (prompted for, without echo, on a terminal)`},
 		{Name: "mcp", Run: runMCP, Summary: `serve the MCP tools over stdio for a local client, acting as

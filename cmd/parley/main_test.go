@@ -79,7 +79,7 @@ func lastLine(s string) string {
 func row(t *testing.T, list, identity string) []string {
 	t.Helper()
 	for _, line := range strings.Split(list, "\n") {
-		if f := columns.Split(strings.TrimSpace(line), -1); len(f) == 7 && f[1] == identity {
+		if f := columns.Split(strings.TrimSpace(line), -1); len(f) == 8 && f[1] == identity {
 			return f
 		}
 	}
@@ -126,7 +126,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	for _, arg := range []string{"help", "-h", "--help"} {
 		r := ok(t, parley(t, nil, "", arg))
-		for _, want := range []string{"serve", "migrate", "token create", "token list", "token revoke", "user add",
+		for _, want := range []string{"serve", "migrate", "token create", "token list", "token revoke", "token owner", "user add",
 			"--addr", "--db", "--realm", "--handle", "--human", "--rights", "--label", "PARLEY_PASSWORD"} {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("parley %s: usage lacks %q", arg, want)
@@ -140,7 +140,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	fails(t, parley(t, nil, "", "bogus"), 2, `unknown command "bogus"`)
-	fails(t, parley(t, nil, "", "token"), 2, "create, list or revoke")
+	fails(t, parley(t, nil, "", "token"), 2, "create, list, revoke or owner")
 	fails(t, parley(t, nil, "", "token", "create", "--nope"), 2, "-nope")
 }
 
@@ -233,9 +233,30 @@ func TestUsers(t *testing.T) {
 			t.Fatalf("token create --human printed %q", r.Stdout)
 		}
 		carol := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout, "human:carol")
-		if carol[2] != "human" || carol[4] != "read,write" {
-			t.Fatalf("carol's row %v: want kind human, rights read,write", carol)
+		if carol[2] != "human" || carol[4] != "read,write" || carol[7] != "human:carol" {
+			t.Fatalf("carol's row %v: want kind human, rights read,write, owned by herself", carol)
 		}
+
+		// Owners (docs/protocol.md §15.1): --owner at creation, or the
+		// operator's token owner later, recorded as an owner event.
+		ok(t, parley(t, nil, "", "token", "create", "--handle", "helper", "--rights", "read", "--owner", "carol", "--db", db))
+		ok(t, parley(t, nil, "", "token", "create", "--handle", "free", "--rights", "read", "--db", db))
+		list := ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout
+		if helper, free := row(t, list, "ainotes:helper"), row(t, list, "ainotes:free"); helper[7] != "human:carol" || free[7] != "-" {
+			t.Fatalf("owners %q and %q: want human:carol and - (its own party)", helper[7], free[7])
+		}
+		free := row(t, list, "ainotes:free")
+		r = ok(t, parley(t, nil, "", "token", "owner", free[0], "dave", "--db", db))
+		if !strings.Contains(r.Stdout, "owner human:dave (was -), owner event 1") {
+			t.Fatalf("token owner printed %q", r.Stdout)
+		}
+		if o := row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout, "ainotes:free")[7]; o != "human:dave" {
+			t.Fatalf("after token owner: %q, want human:dave", o)
+		}
+		fails(t, parley(t, nil, "", "token", "owner", free[0], "nobody", "--db", db), 1, "nobody")
+		fails(t, parley(t, nil, "", "token", "owner", carol[0], "dave", "--db", db), 1, "owned by that human")
+		fails(t, parley(t, nil, "", "token", "create", "--handle", "x", "--rights", "read", "--owner", "nobody", "--db", db), 1, "nobody")
+		fails(t, parley(t, nil, "", "token", "owner", free[0], "--db", db), 2, "human's name")
 
 		fails(t, parley(t, nil, "short\n", "user", "add", "erin", "--db", db), 1, "password")
 		fails(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "carol", "--db", db), 1, "exists")

@@ -14,10 +14,10 @@ import (
 	"parley/services"
 )
 
-// runToken dispatches "parley token <create|list|revoke>".
+// runToken dispatches "parley token <create|list|revoke|owner>".
 func runToken(args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("token needs a subcommand: create, list or revoke")
+		return cli.Usagef("token needs a subcommand: create, list, revoke or owner")
 	}
 	switch args[0] {
 	case "create":
@@ -26,29 +26,34 @@ func runToken(args []string) error {
 		return tokenList(args[1:])
 	case "revoke":
 		return tokenRevoke(args[1:])
+	case "owner":
+		return tokenOwner(args[1:])
 	}
-	return cli.Usagef("unknown command \"token %s\": use create, list or revoke", args[0])
+	return cli.Usagef("unknown command \"token %s\": use create, list, revoke or owner", args[0])
 }
 
 // tokenCreate prints a description, then the secret alone on the last line,
 // so that scripts can take it with tail -n1.
 func tokenCreate(args []string) error {
 	fs := cli.NewFlagSet("parley token create",
-		"parley token create (--handle NAME --rights read,write[,lock,verify] | --human NAME) [--label TEXT] [--db URL] [--realm REALM]")
+		"parley token create (--handle NAME --rights read,write[,lock,verify] [--owner NAME] | --human NAME) [--label TEXT] [--db URL] [--realm REALM]")
 	handle := fs.String("handle", "", "agent `name`; the identity is <realm>:<name>")
 	human := fs.String("human", "", "human `name` (see 'parley user add'); the identity is human:<name>")
 	rights := fs.String("rights", "", "with --handle: comma-separated `list` of read, write, lock, verify")
 	label := fs.String("label", "", "`text` shown with the token's messages (default: the name)")
+	owner := fs.String("owner", "", "with --handle: the human `name` who owns the agent (witness profile); without it the token is its own party")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
-	req := services.TokenRequest{Handle: *handle, Human: *human, Label: *label}
+	req := services.TokenRequest{Handle: *handle, Human: *human, Label: *label, Owner: *owner}
 	switch {
 	case (*handle == "") == (*human == ""):
 		return cli.Usagef("token create needs either --handle or --human")
+	case *human != "" && *owner != "":
+		return cli.Usagef("a human's token is owned by that human: drop --owner")
 	case *human != "" && *rights != "":
 		return cli.Usagef("a human's token always has read and write: drop --rights")
 	case *handle != "" && *rights == "":
@@ -72,7 +77,8 @@ func tokenCreate(args []string) error {
 		return err
 	}
 	t := created.Token
-	fmt.Printf("token %d for %s (%s), rights %s, label %s\n", t.ID, t.Identity, t.AuthorKind, joinRights(t.Rights), strconv.Quote(t.Label))
+	fmt.Printf("token %d for %s (%s), rights %s, label %s, owner %s\n", t.ID, t.Identity, t.AuthorKind, joinRights(t.Rights),
+		strconv.Quote(t.Label), ownerText(t.Owner))
 	fmt.Println("The secret below is shown only this once:")
 	fmt.Println(created.Secret)
 	return nil
@@ -97,14 +103,14 @@ func tokenList(args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tIDENTITY\tKIND\tLABEL\tRIGHTS\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tIDENTITY\tKIND\tLABEL\tRIGHTS\tCREATED\tREVOKED\tOWNER")
 	for _, t := range tokens {
 		revoked := "-"
 		if t.RevokedAt != nil {
 			revoked = t.RevokedAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, cell(t.Identity), t.AuthorKind, cell(t.Label),
-			joinRights(t.Rights), t.CreatedAt.Format(time.RFC3339), revoked)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, cell(t.Identity), t.AuthorKind, cell(t.Label),
+			joinRights(t.Rights), t.CreatedAt.Format(time.RFC3339), revoked, ownerText(t.Owner))
 	}
 	return tw.Flush()
 }
@@ -137,6 +143,46 @@ func tokenRevoke(args []string) error {
 	}
 	fmt.Printf("token %d (%s) revoked at %s\n", t.ID, t.Identity, t.RevokedAt.Format(time.RFC3339))
 	return nil
+}
+
+// tokenOwner makes a human the owner of an agent's token (docs/protocol.md
+// §15.1), recorded as an event of type owner.
+func tokenOwner(args []string) error {
+	fs := cli.NewFlagSet("parley token owner", "parley token owner ID NAME [--db URL]")
+	var cfg cli.Config
+	cfg.DBFlag(fs)
+	positional, err := cli.ParseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(positional) != 2 {
+		return cli.Usagef("token owner takes a token ID (see 'parley token list') and a human's name (see 'parley user add')")
+	}
+	id, err := strconv.ParseInt(positional[0], 10, 64)
+	if err != nil || id <= 0 {
+		return cli.Usagef("token owner: %q is not a token ID", positional[0])
+	}
+	ctx := context.Background()
+	forum, closeDB, err := cfg.Forum(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	ch, err := forum.SetTokenOwner(ctx, id, positional[1], "operator")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("token %d (%s): owner %s (was %s), owner event %d\n", ch.Token.ID, ch.Token.Identity, ownerText(ch.Event.To),
+		ownerText(ch.Event.From), ch.Event.ID)
+	return nil
+}
+
+// ownerText is an owner for people: its identity, or "-" for none.
+func ownerText(owner *string) string {
+	if owner == nil {
+		return "-"
+	}
+	return cell(*owner)
 }
 
 func joinRights(rights []services.Right) string {

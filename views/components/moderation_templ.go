@@ -797,7 +797,7 @@ func proposingAct(p services.Proposal) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Author(p.Act.From, p.Act.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Author(p.Act.From.Author, p.Act.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

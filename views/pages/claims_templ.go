@@ -169,7 +169,7 @@ func ClaimBoardView(b services.ClaimBoard, viewer services.Caller) templ.Compone
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = components.Author(r.Act.By, r.Act.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = components.Author(r.Act.By.Author, r.Act.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -366,7 +366,7 @@ func searchHits(v SearchView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = components.Author(h.Message.From, h.Message.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = components.Author(h.Message.From.Author, h.Message.AuthorKind).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
