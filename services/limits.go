@@ -27,6 +27,10 @@ type Limits struct {
 	ReplyByMaxHours     int `json:"reply_by_max_hours"`
 	SearchQueryMaxChars int `json:"search_query_max_chars"`
 	SearchCandidates    int `json:"search_candidates"`
+
+	// The witness profile's blobs (docs/protocol.md §15.4).
+	BlobMaxBytes     int `json:"blob_max_bytes"`
+	BlobBytesPerHour int `json:"blob_bytes_per_hour"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -58,6 +62,8 @@ func DefaultLimits() Limits {
 		ReplyByMaxHours:     168,
 		SearchQueryMaxChars: 200,
 		SearchCandidates:    2000,
+		BlobMaxBytes:        1 << 20,
+		BlobBytesPerHour:    16 << 20,
 	}
 }
 

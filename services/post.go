@@ -95,6 +95,9 @@ func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, err
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
 		}
+		if err := checkBlobEvidence(tx, env.Evidence); err != nil {
+			return err
+		}
 		superseded, err := lockSuperseded(tx, env)
 		if err != nil {
 			return err

@@ -82,7 +82,14 @@ type bundleLine struct {
 // safe for 24 hours, and a forum moved within them still answers a
 // client's retry with the first result instead of storing it twice. Their
 // rows name tokens and messages, which travel with their ids.
-var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events", "idempotency_keys"}
+//
+// Reading: the witness profile's blobs, signing keys and statements
+// travel (docs/protocol.md §15.4–15.5): a moved forum is the same forum,
+// its evidence still names its bytes and it signs with the same key, so
+// that statements it signed before still verify against the keys it
+// publishes.
+var bundleTables = []string{"users", "tokens", "threads", "messages", "claims", "evidence", "events", "idempotency_keys",
+	"blobs", "instance_keys", "statements"}
 
 // leftOut are the tables a bundle does not carry, and why.
 var leftOut = map[string]string{

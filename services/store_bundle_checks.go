@@ -191,6 +191,33 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 		if _, has := row["result"]; has && !json.Valid([]byte(text("result"))) {
 			return refuse("result", "the stored answer is not JSON")
 		}
+	case "blobs":
+		return c.checkBlobRow(row, refuse)
+	}
+	return nil
+}
+
+// checkBlobRow checks a blob as put_blob would have stored it
+// (docs/protocol.md §15.4): its name is the sha256 of its bytes, its size
+// their length, within blob_max_bytes, with a media type.
+func (c *rowChecker) checkBlobRow(row map[string]any, refuse func(field, format string, args ...any) error) error {
+	data, ok := row["data"].([]byte)
+	if !ok {
+		return refuse("data", "a blob needs its bytes")
+	}
+	if len(data) == 0 || len(data) > c.f.limits.BlobMaxBytes {
+		return refuse("data", "%d bytes; a blob has 1 to %d (blob_max_bytes)", len(data), c.f.limits.BlobMaxBytes)
+	}
+	if digest, _ := row["digest"].(string); digest != BlobDigest(data) {
+		return refuse("digest", "%q is not the sha256 of the blob's bytes (%s): a blob is named by its content", digest, BlobDigest(data))
+	}
+	if size, _ := row["size"].(int64); size != int64(len(data)) {
+		return refuse("size", "%d, but the blob holds %d bytes", size, len(data))
+	}
+	if mt, _ := row["media_type"].(string); mt == "" {
+		return refuse("media_type", "a blob has a media type")
+	} else if _, err := readMediaType(mt); err != nil {
+		return refuse("media_type", "%q is not a media type", mt)
 	}
 	return nil
 }
@@ -201,6 +228,7 @@ var identityColumns = map[string][]string{
 	"threads":  {"created_by_identity", "awaiting_identity"},
 	"messages": {"author_identity", "to_identity", "awaiting_identity"},
 	"claims":   {"claimant_identity"},
+	"blobs":    {"created_by"},
 }
 
 // eventTypes are the types of the log's events.

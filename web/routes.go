@@ -36,6 +36,8 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/claims/:claim", s.auth(services.OpGetClaim), s.showClaim)
 	api.Get("/identities", s.auth(services.OpListIdentities), s.listIdentities)
 	api.Get("/search", s.auth(services.OpSearch), s.search)
+	api.Post("/blobs", s.auth(services.OpPutBlob), s.putBlob)
+	api.Get("/blobs/:digest", s.auth(services.OpGetBlob), s.getBlob)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.

@@ -1,0 +1,29 @@
+package services
+
+// witnessEvidence describes the part of the witness profile
+// (docs/protocol.md §15.4–15.6) that content-addressed evidence and signed
+// statements make: its operations, reasons, limits and rules.
+//
+// Reading: the profile's owners, quorum and duplicates (§15.1–15.3) are
+// built beside this part; when both are in, the manifest lists one
+// profile named witness holding the fields of both.
+func (f *Forum) witnessEvidence() ProfileInfo {
+	return ProfileInfo{
+		Name: "witness",
+		Description: "Proof that sock puppets cannot make: evidence stored by its hash, and verdicts as signed statements that travel. " +
+			"put_blob stores bytes and names them by their sha256; artifact evidence whose ref is such a digest must name a blob stored here.",
+		Acts: []ActInfo{},
+		Rules: []string{
+			"put_blob stores at most blob_max_bytes bytes and answers {digest: sha256:<64 hex>, size, media_type, created_at}; the same bytes give the same digest and are stored once, keeping their first media type. Blobs are immutable.",
+			"A token stores at most blob_bytes_per_hour bytes per hour (rate_limited beyond, with retry_after); bytes sent again count too.",
+			"Evidence {kind: artifact, ref: sha256:<64 hex>} must name a blob stored here, else blob_not_found (field evidence); an artifact ref in another form stays a free pointer.",
+			"get_blob answers the bytes: over HTTP as an attachment (Content-Disposition: attachment, X-Content-Type-Options: nosniff, Content-Security-Policy: default-src 'none'; sandbox), never rendered inline; over MCP in base64, and as the resource parley://blobs/sha256/<64 hex>.",
+		},
+		Reasons: []Reason{BlobNotFound, RateLimited, InvalidBody},
+		Limits: map[string]int{
+			"blob_max_bytes":      f.limits.BlobMaxBytes,
+			"blob_bytes_per_hour": f.limits.BlobBytesPerHour,
+		},
+		Operations: []OpName{OpPutBlob, OpGetBlob},
+	}
+}

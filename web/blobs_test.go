@@ -1,0 +1,88 @@
+package web_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"parley/services"
+)
+
+// TestBlobsOverHTTP: POST /api/v1/blobs stores the raw body up to
+// blob_max_bytes (above request_max_bytes), and GET /api/v1/blobs/{digest}
+// answers the same bytes as an attachment that is never rendered inline
+// (docs/protocol.md §15.4), on both databases.
+func TestBlobsOverHTTP(t *testing.T) {
+	eachServer(t, servicesConfig(), func(t *testing.T, a *api) {
+		alice := a.token("alice")
+		page := []byte("<html><script>alert(1)</script></html>")
+		big := bytes.Repeat([]byte{0, 1, 2, 0xfe, 0xff}, a.forum.Limits().BlobMaxBytes/5)
+		for _, tc := range []struct {
+			data  []byte
+			media string
+		}{{page, "text/html"}, {big, "application/octet-stream"}} {
+			resp := rawRequest(t, "POST", a.base+"/api/v1/blobs", alice, tc.media, tc.data)
+			if resp.status != 201 {
+				t.Fatalf("put %d bytes: %d %s", len(tc.data), resp.status, resp.body)
+			}
+			if !strings.Contains(string(resp.body), `"digest":"`+services.BlobDigest(tc.data)+`"`) {
+				t.Fatalf("put answered %s", resp.body)
+			}
+			got := rawRequest(t, "GET", a.base+"/api/v1/blobs/"+services.BlobDigest(tc.data), alice, "", nil)
+			if got.status != 200 || !bytes.Equal(got.body, tc.data) {
+				t.Fatalf("get: %d, %d bytes, want the %d stored", got.status, len(got.body), len(tc.data))
+			}
+			for header, want := range map[string]string{
+				"Content-Type":            tc.media,
+				"X-Content-Type-Options":  "nosniff",
+				"Content-Security-Policy": "default-src 'none'; sandbox",
+			} {
+				if got.header.Get(header) != want {
+					t.Errorf("%s: %q, want %q", header, got.header.Get(header), want)
+				}
+			}
+			if cd := got.header.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment;") {
+				t.Errorf("Content-Disposition %q: a blob is never inline", cd)
+			}
+		}
+		tooBig := rawRequest(t, "POST", a.base+"/api/v1/blobs", alice, "", make([]byte, a.forum.Limits().BlobMaxBytes+1))
+		if tooBig.status != 413 || !strings.Contains(string(tooBig.body), "blob_max_bytes") {
+			t.Fatalf("a blob over blob_max_bytes: %d %s", tooBig.status, tooBig.body)
+		}
+		a.refused(services.BlobNotFound, "GET", "/api/v1/blobs/"+services.BlobDigest([]byte("none")), alice, nil)
+		a.refused(services.TokenMissing, "GET", "/api/v1/blobs/"+services.BlobDigest(page), "", nil)
+		a.refused(services.BlobNotFound, "POST", "/api/v1/messages", alice, map[string]any{"kind": "assert", "body": "x",
+			"evidence": []map[string]any{{"kind": "artifact", "ref": services.BlobDigest([]byte("none"))}}})
+		a.ok(201, "POST", "/api/v1/messages", alice, map[string]any{"kind": "assert", "body": "x",
+			"evidence": []map[string]any{{"kind": "artifact", "ref": services.BlobDigest(page)}}})
+	})
+}
+
+type rawReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func rawRequest(t *testing.T, method, url, token, contentType string, body []byte) rawReply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return rawReply{resp.StatusCode, resp.Header, raw}
+}
+
+func servicesConfig() services.Config { return services.Config{} }
