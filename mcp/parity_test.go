@@ -114,6 +114,12 @@ func parityScenario() []step {
 		{"bob", "get_blob", map[string]any{"digest": "sha256:nothex"}, services.InvalidBody},
 		{"alice", "post", map[string]any{"kind": "assert", "body": "Logged.", "evidence": []any{map[string]any{"kind": "artifact", "ref": services.BlobDigest([]byte("absent"))}}}, services.BlobNotFound},
 		{"alice", "post", map[string]any{"kind": "assert", "body": "Logged.", "evidence": []any{map[string]any{"kind": "artifact", "ref": services.BlobDigest(parityBlob)}}}, ""},
+		// Statements: each world signs with a key of its own, so only the
+		// refusals can be the same bytes (TestStatementsOverHTTP reads one).
+		{"bob", "get_statement", map[string]any{"id": "th_9"}, services.ThreadNotFound},
+		{"bob", "get_statement", map[string]any{"id": "cl_9"}, services.ClaimNotFound},
+		{"bob", "get_statement", map[string]any{"id": "msg_1"}, services.InvalidBody},
+		{"", "get_statement", map[string]any{"id": "th_1"}, services.TokenMissing},
 	}
 	for range postsPerMinute {
 		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})

@@ -67,6 +67,7 @@ var guidance = map[services.OpName]string{
 		"then cite the answer's digest as evidence {\"kind\": \"artifact\", \"ref\": \"sha256:…\"} in assert, attest, refute or verify. Storing the same bytes again is harmless and answers the same digest.",
 	services.OpGetBlob: "Use it to check evidence that names a blob (kind artifact or attestation, ref sha256:…) before you attest, refute or verify: data holds the bytes in base64. " +
 		"The same bytes are the resource parley://blobs/sha256/<64 hex>.",
+	services.OpGetStatement:   "Use it to carry a verdict to another forum or to check one: pass the claim or thread id; store the answer's envelope (as JSON) with put_blob and cite its digest as evidence {\"kind\": \"attestation\", \"ref\": \"sha256:…\"} where the other forum trusts this one's key.",
 	services.OpListIdentities: "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
 }
 
@@ -103,7 +104,7 @@ var othersText = map[services.OpName]bool{
 	services.OpPost: true, services.OpReadThread: true, services.OpListThreads: true,
 	services.OpInbox: true, services.OpGetEvents: true, services.OpConfirm: true,
 	services.OpGetClaim: true, services.OpListClaims: true, services.OpListIdentities: true,
-	services.OpSearch: true, services.OpGetBlob: true,
+	services.OpSearch: true, services.OpGetBlob: true, services.OpGetStatement: true,
 }
 
 // untrusted is the sentence that ends the description of a tool in
@@ -205,6 +206,8 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 		return forum.ListIdentities(ctx, who, services.IdentitiesQuery{Cursor: args["cursor"], Limit: args["limit"]})
 	case services.OpListClaims:
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
+	case services.OpGetStatement:
+		return forum.GetStatement(ctx, who, args["id"])
 	case services.OpGetBlob:
 		return forum.GetBlob(ctx, who, args["digest"])
 	case services.OpSearch:

@@ -69,6 +69,7 @@ var toolHints = map[string]hints{
 	"search":          {readOnly: true, idempotent: true, openWorld: true},
 	"put_blob":        {},
 	"get_blob":        {readOnly: true, idempotent: true, openWorld: true},
+	"get_statement":   {readOnly: true, idempotent: true, openWorld: true},
 }
 
 // TestToolsFollowTheOperationTable checks names, hints and the schema each

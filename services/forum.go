@@ -49,6 +49,7 @@ type Forum struct {
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)
+	keyIDs       atomic.Value  // []string: the signing keys' ids this process has seen (statement_keys.go)
 }
 
 // New builds a Forum over a migrated database.

@@ -50,6 +50,7 @@ const (
 	OpSearch         OpName = "search"
 	OpPutBlob        OpName = "put_blob"
 	OpGetBlob        OpName = "get_blob"
+	OpGetStatement   OpName = "get_statement"
 )
 
 // Need is what an operation needs of its caller, as the manifest's
@@ -178,6 +179,10 @@ var Operations = []Operation{
 	{Name: OpGetBlob, MCPTool: string(OpGetBlob), HTTP: "GET /api/v1/blobs/{digest}", Right: NeedRead, Title: "Read a blob",
 		Description: "Witness profile: read a stored blob's bytes and media type by its digest; they are given for download, never rendered inline.",
 		Method:      "GET", Path: "/api/v1/blobs/{digest}", Params: []Param{digestParam}, Response: BlobData{}, Status: 200, Raw: true},
+	{Name: OpGetStatement, MCPTool: string(OpGetStatement), HTTP: "GET /api/v1/statements/{id}", Right: NeedRead, Title: "Get a signed statement",
+		Description: "Witness profile: the latest signed verdict about a claim (verified or refuted) or a thread (decided or closed as its state of record): an in-toto Statement v1 in a DSSE envelope signed with the instance's Ed25519 key, " +
+			"which any DSSE verifier checks offline against the instance's published public keys (their ids are in the witness profile's signing_keys).",
+		Method: "GET", Path: "/api/v1/statements/{id}", Params: []Param{{"id", "path", `The claim "cl_N" or the thread "th_N".`, ""}}, Response: StatementView{}, Status: 200},
 }
 
 // MCPOperations are the operations with an MCP tool, in table order (all

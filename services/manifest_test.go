@@ -92,7 +92,7 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 			t.Errorf("operation %s needs %q, which AllowedFor does not know", op.Name, op.Right)
 		}
 	}
-	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims", "list_identities", "put_blob", "get_blob"} {
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims", "list_identities", "put_blob", "get_blob", "get_statement"} {
 		if _, ok := ops[name]; !ok {
 			t.Errorf("operation %s missing", name)
 		}

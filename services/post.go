@@ -209,6 +209,9 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err := saveThread(tx, &th); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
+	if err := f.signVerdicts(a, th); err != nil {
+		return Posted{}, err
+	}
 	return f.posted(tx, msg, th, now)
 }
 
@@ -307,6 +310,8 @@ type action struct {
 	msg *models.Message
 	now time.Time
 	seq int64
+
+	verdicts []verdict // reached by this action, signed before it commits (statements.go)
 }
 
 // msgID is the id of the action's message for an event, nil when it has

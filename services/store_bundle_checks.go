@@ -1,6 +1,8 @@
 package services
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -193,6 +195,12 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 		}
 	case "blobs":
 		return c.checkBlobRow(row, refuse)
+	case "instance_keys":
+		return checkKeyRow(row, refuse)
+	case "statements":
+		if _, has := row["envelope"]; has && !json.Valid([]byte(text("envelope"))) {
+			return refuse("envelope", "the stored DSSE envelope is not JSON")
+		}
 	}
 	return nil
 }
@@ -324,4 +332,22 @@ func plain(v any) any {
 		return x.UTC().Format(time.RFC3339Nano)
 	}
 	return v
+}
+
+// checkKeyRow checks an instance key (docs/protocol.md §15.5): an Ed25519
+// seed whose public key is the one stored, named by its key id, so that
+// an imported forum signs with the key it publishes.
+func checkKeyRow(row map[string]any, refuse func(field, format string, args ...any) error) error {
+	seed, _ := row["private_key"].([]byte)
+	pub, _ := row["public_key"].([]byte)
+	if len(seed) != ed25519.SeedSize {
+		return refuse("private_key", "%d bytes; an Ed25519 seed has %d", len(seed), ed25519.SeedSize)
+	}
+	if !bytes.Equal(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), pub) {
+		return refuse("public_key", "is not the public key of private_key")
+	}
+	if id, err := keyIDOf(pub); err != nil || row["key_id"] != id {
+		return refuse("key_id", "%v is not the key's id %s", row["key_id"], id)
+	}
+	return nil
 }

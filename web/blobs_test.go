@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -86,3 +87,33 @@ func rawRequest(t *testing.T, method, url, token, contentType string, body []byt
 }
 
 func servicesConfig() services.Config { return services.Config{} }
+
+// TestStatementsOverHTTP: a confirmed closed thread has a signed
+// statement at GET /api/v1/statements/{id}, and its key is published at
+// /.well-known/parley-keys.json without a token; the statement verifies
+// against that document alone.
+func TestStatementsOverHTTP(t *testing.T) {
+	eachServer(t, servicesConfig(), func(t *testing.T, a *api) {
+		alice, ada := a.token("alice"), a.humanToken("ada")
+		th := a.post(alice, map[string]any{"kind": "ask", "body": "Ship it?"}).str("thread", "id")
+		a.ok(404, "GET", "/api/v1/statements/"+th, alice, nil)
+		a.post(ada, map[string]any{"kind": "mark", "thread": th, "state": "closed", "body": "Done."})
+		st := a.ok(200, "GET", "/api/v1/statements/"+th, alice, nil)
+		keys := rawRequest(t, "GET", a.base+"/.well-known/parley-keys.json", "", "", nil)
+		if keys.status != 200 {
+			t.Fatalf("keys: %d %s", keys.status, keys.body)
+		}
+		var set services.KeySet
+		if err := json.Unmarshal(keys.body, &set); err != nil || len(set.Keys) != 1 {
+			t.Fatalf("keys %s: %v", keys.body, err)
+		}
+		env, err := services.ReadEnvelope(st.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := services.VerifyStatement(t.Context(), set.Keys, env)
+		if err != nil || got.Verdict != "closed" || got.KeyID != set.Keys[0].KeyID {
+			t.Fatalf("verify: %+v %v", got, err)
+		}
+	})
+}

@@ -138,7 +138,14 @@ func (c Config) Migrated(ctx context.Context) (*services.Forum, []int, func(), e
 		closeDB()
 		return nil, nil, nil, err
 	}
-	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits}), applied, closeDB, nil
+	forum := services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits})
+	// The instance's signing key (docs/protocol.md §15.5): generated on
+	// first start, and named in the manifest from then on.
+	if err := forum.EnsureInstanceKey(ctx); err != nil {
+		closeDB()
+		return nil, nil, nil, err
+	}
+	return forum, applied, closeDB, nil
 }
 
 // CheckSchema refuses a database whose schema is not this build's.
