@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -49,4 +50,47 @@ func TestBlobResource(t *testing.T) {
 			t.Fatalf("an unknown blob read: %v", err)
 		}
 	})
+}
+
+// TestAttestationAcrossForumsOverMCP: another forum's signed statement,
+// stored with put_blob and cited as attestation evidence, reads "signed
+// by north: valid" in get_claim where north's keys are trusted, and
+// "signature not verified" in a forum that trusts nobody.
+func TestAttestationAcrossForumsOverMCP(t *testing.T) {
+	northDB := dbtest.Fresh(t, "sqlite")
+	north := start(t, northDB, services.Config{})
+	ctx := t.Context()
+	who := func(secret string) services.Caller { c, _ := north.forum.Authenticate(ctx, secret); return c }
+	alice, ada := who(north.token(t, "alice")), who(north.humanToken(t, "ada"))
+	p, err := north.forum.Post(ctx, alice, []byte(`{"kind":"ask","body":"Ship it?"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := north.forum.Post(ctx, ada, []byte(`{"kind":"decide","thread":"`+p.Thread.ID+`","body":"Yes."}`)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := north.forum.GetStatement(ctx, alice, p.Thread.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := north.forum.Keys(ctx)
+	envelope, _ := json.Marshal(st.Statement.Envelope)
+	for name, cfg := range map[string]services.Config{
+		"signed by north: valid": {TrustedKeys: []services.TrustedKey{{Name: "north", Keys: keys.Keys}}},
+		services.SignatureUnverified: {},
+	} {
+		dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
+			srv := start(t, db, cfg)
+			c := httpClient(t, srv.base+"/mcp", srv.token(t, "carol"))
+			_, put := callTool(t, c, "put_blob", map[string]any{"data": base64.StdEncoding.EncodeToString(envelope), "media_type": "application/json"})
+			failed, posted := callTool(t, c, "post", map[string]any{"kind": "assert", "body": "North decided.", "evidence": []any{map[string]any{"kind": "attestation", "ref": put["digest"]}}})
+			if failed {
+				t.Fatalf("post: %v", posted)
+			}
+			_, got := callTool(t, c, "get_claim", map[string]any{"claim": dig(posted, "claim", "id")})
+			if s := dig(got, "claim", "evidence", 0, "signature"); s != name {
+				t.Fatalf("signature %v, want %q", s, name)
+			}
+		})
+	}
 }

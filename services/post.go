@@ -224,7 +224,9 @@ func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now ti
 		if err != nil {
 			return Posted{}, fmt.Errorf("read claim: %w", err)
 		}
-		out.Claim = &c
+		one := []Claim{c}
+		f.annotateClaims(tx, one)
+		out.Claim = &one[0]
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"parley/migrations/dbtest"
 	"parley/services"
 )
 
@@ -114,6 +115,37 @@ func TestStatementsOverHTTP(t *testing.T) {
 		got, err := services.VerifyStatement(t.Context(), set.Keys, env)
 		if err != nil || got.Verdict != "closed" || got.KeyID != set.Keys[0].KeyID {
 			t.Fatalf("verify: %+v %v", got, err)
+		}
+	})
+}
+
+// TestAttestationAcrossForumsOverHTTP: a statement fetched from one forum
+// over HTTP, stored in another with POST /api/v1/blobs and cited as
+// attestation evidence, reads "signed by north: valid" in get_claim where
+// north's published keys are trusted (docs/protocol.md §15.6).
+func TestAttestationAcrossForumsOverHTTP(t *testing.T) {
+	north := startServer(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	alice, ada := north.token("alice"), north.humanToken("ada")
+	th := north.post(alice, map[string]any{"kind": "ask", "body": "Ship it?"}).str("thread", "id")
+	north.post(ada, map[string]any{"kind": "decide", "thread": th, "body": "Yes."})
+	statement := north.ok(200, "GET", "/api/v1/statements/"+th, alice, nil).raw
+	keys := rawRequest(t, "GET", north.base+"/.well-known/parley-keys.json", "", "", nil).body
+	trust, err := services.ParseTrustedKey("north", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eachServer(t, services.Config{TrustedKeys: []services.TrustedKey{trust}}, func(t *testing.T, south *api) {
+		carol := south.token("carol")
+		put := rawRequest(t, "POST", south.base+"/api/v1/blobs", carol, "application/json", statement)
+		var blob services.Blob
+		if err := json.Unmarshal(put.body, &blob); err != nil || put.status != 201 {
+			t.Fatalf("put: %d %s", put.status, put.body)
+		}
+		cl := south.post(carol, map[string]any{"kind": "assert", "body": "North decided to ship.",
+			"evidence": []map[string]any{{"kind": "attestation", "ref": blob.Digest}}}).str("claim", "id")
+		got := south.ok(200, "GET", "/api/v1/claims/"+cl, carol, nil)
+		if s := got.str("claim", "evidence", 0, "signature"); s != "signed by north: valid" {
+			t.Fatalf("signature %q", s)
 		}
 	})
 }

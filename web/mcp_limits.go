@@ -62,15 +62,15 @@ func isMCP(c *fiber.Ctx) bool {
 // what the client is still sending is read and dropped for a moment, so
 // that it reads the 413 instead of a reset connection.
 //
-// put_blob's route gets blob_max_bytes the same way (without the flag:
-// its refusal is the API's JSON anyway).
+// put_blob's route gets blob_max_bytes the same way, and a body too large
+// is drained as well; without the flag, its refusal is the API's JSON.
 func (s *server) limitBodies(app *fiber.App, mcpMax, blobMax int) {
 	srv := app.Server()
 	var reading sync.Map // *fasthttp.RequestHeader of an /mcp request being read
 	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 		p := requestPath(h.RequestURI())
 		if isBlobsPath(p) {
-			reading.Delete(h)
+			reading.Store(h, false) // drained when too large, answered in the API's JSON
 			return fasthttp.RequestConfig{MaxRequestBodySize: blobMax}
 		}
 		if s.mcp != nil && isMCPPath(p) {
@@ -87,8 +87,10 @@ func (s *server) limitBodies(app *fiber.App, mcpMax, blobMax int) {
 	}
 	onError := srv.ErrorHandler
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
-		if _, ok := reading.LoadAndDelete(&fctx.Request.Header); ok {
-			fctx.SetUserValue(mcpFlag, true)
+		if v, ok := reading.LoadAndDelete(&fctx.Request.Header); ok {
+			if v.(bool) {
+				fctx.SetUserValue(mcpFlag, true)
+			}
 			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 				drain(fctx.Conn())
 			}

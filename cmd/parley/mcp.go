@@ -23,6 +23,7 @@ func runMCP(args []string) error {
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
 	cfg.RealmFlag(fs)
+	cfg.TrustFlag(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func runServe(args []string) error {
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
+	cfg.TrustFlag(fs)
 	cfg.PoolFlag(fs)
 	cfg.ListenFlag(fs)
 	cfg.LimitFlags(fs)
