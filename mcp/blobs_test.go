@@ -76,7 +76,7 @@ func TestAttestationAcrossForumsOverMCP(t *testing.T) {
 	keys, _ := north.forum.Keys(ctx)
 	envelope, _ := json.Marshal(st.Statement.Envelope)
 	for name, cfg := range map[string]services.Config{
-		"signed by north: valid": {TrustedKeys: []services.TrustedKey{{Name: "north", Keys: keys.Keys}}},
+		"signed by north: valid":     {TrustedKeys: []services.TrustedKey{{Name: "north", Keys: keys.Keys}}},
 		services.SignatureUnverified: {},
 	} {
 		dbtest.Each(t, func(t *testing.T, db *gorm.DB) {

@@ -37,7 +37,9 @@ var WitnessEvidenceKinds = []EvidenceKindInfo{
 }
 
 // allEvidenceKinds are every kind an envelope may carry.
-func allEvidenceKinds() []EvidenceKindInfo { return append(slices.Clone(EvidenceKinds), WitnessEvidenceKinds...) }
+func allEvidenceKinds() []EvidenceKindInfo {
+	return append(slices.Clone(EvidenceKinds), WitnessEvidenceKinds...)
+}
 
 // JSONSchema lists the eight evidence kinds.
 func (EvidenceKind) JSONSchema() *jsonschema.Schema {
