@@ -60,16 +60,26 @@ func keyIDOf(pub ed25519.PublicKey) (string, error) { return dsse.SHA256KeyID(pu
 
 // EnsureInstanceKey makes sure the instance has a signing key, generating
 // the first on first start, and remembers the key ids the manifest names.
-// Servers call it as they start.
+// Servers call it as they start, before the manifest's digest is taken.
+//
+// Reading: the manifest names the keys this process read at start (and
+// after its own rotation), so that its digest stays one value for the
+// process's life; a rotation by another process shows in the manifest
+// after a restart, and at once in the keys document, which reads the
+// database.
 //
 // Reading: two servers starting at once both insert generation 1; the
 // primary key lets one win and the other's insert do nothing, and both then
 // read the same key.
 func (f *Forum) EnsureInstanceKey(ctx context.Context) error {
-	return f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		_, err := f.signingKey(tx)
 		return err
 	})
+	if err == nil {
+		f.rememberKeys(ctx)
+	}
+	return err
 }
 
 // RotateInstanceKey adds a new generation, which signs from now on; the
@@ -106,7 +116,6 @@ func (f *Forum) signingKey(tx *gorm.DB) (instanceKey, error) {
 			return instanceKey{}, fmt.Errorf("instance key: none after insert: %v", err)
 		}
 	}
-	f.keyIDs.Store(keyIDs(keys))
 	return keys[len(keys)-1], nil
 }
 
