@@ -38,6 +38,12 @@ func runMCP(args []string) error {
 		return err
 	}
 	defer closeDB()
+	// The instance's signing key (docs/protocol.md §15.5): generated on
+	// first start, named in the manifest from then on. Not in Migrated:
+	// import needs a database without one.
+	if err := forum.EnsureInstanceKey(ctx); err != nil {
+		return err
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)

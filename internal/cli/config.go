@@ -163,14 +163,7 @@ func (c Config) Migrated(ctx context.Context) (*services.Forum, []int, func(), e
 		closeDB()
 		return nil, nil, nil, err
 	}
-	forum := services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits, TrustedKeys: c.Trusted})
-	// The instance's signing key (docs/protocol.md §15.5): generated on
-	// first start, and named in the manifest from then on.
-	if err := forum.EnsureInstanceKey(ctx); err != nil {
-		closeDB()
-		return nil, nil, nil, err
-	}
-	return forum, applied, closeDB, nil
+	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits, TrustedKeys: c.Trusted}), applied, closeDB, nil
 }
 
 // CheckSchema refuses a database whose schema is not this build's.
