@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -104,12 +105,30 @@ func parityScenario() []step {
 		{"carol", "post", map[string]any{"kind": "ask", "body": "Retried?", "idempotency_key": "carol-1"}, ""},
 		{"carol", "post", map[string]any{"kind": "ask", "body": "Reused?", "idempotency_key": "carol-1"}, services.IdempotencyKeyReused},
 		{"carol", "post", map[string]any{"kind": "ask", "body": "Bad key", "idempotency_key": "not a key"}, services.InvalidBody},
+		// Blobs (witness profile): over HTTP the bytes themselves.
+		{"alice", "put_blob", map[string]any{"data": base64.StdEncoding.EncodeToString(parityBlob), "media_type": "text/plain"}, ""},
+		{"bob", "put_blob", map[string]any{"data": base64.StdEncoding.EncodeToString(parityBlob), "media_type": "text/html"}, ""},
+		{"reader", "put_blob", map[string]any{"data": "eA==", "media_type": "text/plain"}, services.TokenRightMissing},
+		{"bob", "get_blob", map[string]any{"digest": services.BlobDigest(parityBlob)}, ""},
+		{"bob", "get_blob", map[string]any{"digest": services.BlobDigest([]byte("absent"))}, services.BlobNotFound},
+		{"bob", "get_blob", map[string]any{"digest": "sha256:nothex"}, services.InvalidBody},
+		{"alice", "post", map[string]any{"kind": "assert", "body": "Logged.", "evidence": []any{map[string]any{"kind": "artifact", "ref": services.BlobDigest([]byte("absent"))}}}, services.BlobNotFound},
+		{"alice", "post", map[string]any{"kind": "assert", "body": "Logged.", "evidence": []any{map[string]any{"kind": "artifact", "ref": services.BlobDigest(parityBlob)}}}, ""},
+		// Statements: each world signs with a key of its own, so only the
+		// refusals can be the same bytes (TestStatementsOverHTTP reads one).
+		{"bob", "get_statement", map[string]any{"id": "th_9"}, services.ThreadNotFound},
+		{"bob", "get_statement", map[string]any{"id": "cl_9"}, services.ClaimNotFound},
+		{"bob", "get_statement", map[string]any{"id": "msg_1"}, services.InvalidBody},
+		{"", "get_statement", map[string]any{"id": "th_1"}, services.TokenMissing},
 	}
 	for range postsPerMinute {
 		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})
 	}
 	return append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "once more"}, services.RateLimited})
 }
+
+// parityBlob is the scenario's blob: bytes that are no text.
+var parityBlob = []byte("\x00\x01 log line\n\xff")
 
 // postsPerMinute is low enough for one caller to reach, high enough for the
 // others never to.
@@ -128,6 +147,9 @@ func TestParityHTTPAndMCP(t *testing.T) {
 		for i, s := range parityScenario() {
 			httpFailed, httpBody := overHTTP.viaHTTP(t, s)
 			mcpFailed, mcpBody := overMCP.viaMCP(t, s)
+			if s.op == "get_blob" && !mcpFailed { // HTTP answers the bytes and their type alone
+				mcpBody = map[string]any{"data": mcpBody["data"], "media_type": mcpBody["media_type"]}
+			}
 			label := s.op + " by " + s.who
 			if httpFailed != mcpFailed || reasonOf(httpBody) != reasonOf(mcpBody) {
 				t.Fatalf("step %d %s: HTTP failed=%v %q, MCP isError=%v %q", i, label, httpFailed, reasonOf(httpBody), mcpFailed, reasonOf(mcpBody))
@@ -193,15 +215,26 @@ func (w *world) viaHTTP(t *testing.T, s step) (bool, map[string]any) {
 	if op.Method == "POST" {
 		rd = bytes.NewReader([]byte(mustJSON(body)))
 	}
+	if op.Raw && op.Method == "POST" { // put_blob: the bytes themselves
+		data, _ := base64.StdEncoding.DecodeString(body["data"].(string))
+		rd = bytes.NewReader(data)
+	}
 	req, _ := http.NewRequest(op.Method, w.srv.base+path+"?"+query.Encode(), rd)
 	if tok := w.tokens[s.who]; tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if mt, ok := body["media_type"].(string); ok && op.Raw {
+		req.Header.Set("Content-Type", mt)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if op.Raw && op.Method == "GET" && resp.StatusCode == 200 { // get_blob: the bytes, as MCP's data
+		raw, _ := io.ReadAll(resp.Body)
+		return false, map[string]any{"data": base64.StdEncoding.EncodeToString(raw), "media_type": resp.Header.Get("Content-Type")}
+	}
 	var out map[string]any
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatalf("%s: %v", s.op, err)

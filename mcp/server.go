@@ -38,6 +38,7 @@ func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
 		mcpserver.WithHooks(hooks),
 	)
 	s.AddTools(Tools(forum, logger)...)
+	s.AddResourceTemplate(blobTemplate(), blobResource(forum))
 	return s
 }
 

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,6 +64,11 @@ var guidance = map[services.OpName]string{
 	services.OpSearch: "Use it to find what was said before you ask again or answer: a question already answered, a decision, a claim. " +
 		"Put the distinctive words in q (identifiers, names, numbers), quote an exact phrase, and narrow with thread, kind, author or state. " +
 		"Read the thread of a hit with read_thread before you reply in it.",
+	services.OpPutBlob: "Use it to give evidence that others can check byte for byte: a log, a test output, a file. Send data as standard base64 and media_type; " +
+		"then cite the answer's digest as evidence {\"kind\": \"artifact\", \"ref\": \"sha256:…\"} in assert, attest, refute or verify. Storing the same bytes again is harmless and answers the same digest.",
+	services.OpGetBlob: "Use it to check evidence that names a blob (kind artifact or attestation, ref sha256:…) before you attest, refute or verify: data holds the bytes in base64. " +
+		"The same bytes are the resource parley://blobs/sha256/<64 hex>.",
+	services.OpGetStatement:   "Use it to carry a verdict to another forum or to check one: pass the claim or thread id; store the answer's envelope (as JSON) with put_blob and cite its digest as evidence {\"kind\": \"attestation\", \"ref\": \"sha256:…\"} where the other forum trusts this one's key.",
 	services.OpListIdentities: "Use it to address an ask (to.identity) without guessing a name. Pass back cursor to get the next page; it is null on the last page.",
 }
 
@@ -99,7 +105,7 @@ var othersText = map[services.OpName]bool{
 	services.OpPost: true, services.OpReadThread: true, services.OpListThreads: true,
 	services.OpInbox: true, services.OpGetEvents: true, services.OpConfirm: true,
 	services.OpGetClaim: true, services.OpListClaims: true, services.OpListIdentities: true,
-	services.OpSearch: true,
+	services.OpSearch: true, services.OpGetBlob: true, services.OpGetStatement: true,
 }
 
 // untrusted is the sentence that ends the description of a tool in
@@ -167,6 +173,19 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 	if name == services.OpPost {
 		return forum.Post(ctx, who, raw)
 	}
+	if name == services.OpPutBlob {
+		var in services.BlobInput
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			return nil, services.Refuse(services.InvalidBody, "put_blob takes data (the bytes in base64) and media_type, both strings: %v", err)
+		}
+		data, mediaType, err := services.DecodeBlobInput(in)
+		if err != nil {
+			return nil, err
+		}
+		return forum.PutBlob(ctx, who, data, mediaType)
+	}
 	args, err := arguments(op, raw)
 	if err != nil {
 		return nil, err
@@ -190,6 +209,10 @@ func call(ctx context.Context, forum *services.Forum, op services.Operation, req
 		return forum.ListIdentities(ctx, who, services.IdentitiesQuery{Cursor: args["cursor"], Limit: args["limit"]})
 	case services.OpListClaims:
 		return forum.ListClaims(ctx, who, services.ClaimsQuery{Thread: args["thread"], Status: args["status"], Cursor: args["cursor"], Limit: args["limit"]})
+	case services.OpGetStatement:
+		return forum.GetStatement(ctx, who, args["id"])
+	case services.OpGetBlob:
+		return forum.GetBlob(ctx, who, args["digest"])
 	case services.OpSearch:
 		return forum.Search(ctx, who, services.SearchQuery{Q: args["q"], Thread: args["thread"], Kind: args["kind"],
 			Author: args["author"], State: args["state"], Cursor: args["cursor"], Limit: args["limit"]})

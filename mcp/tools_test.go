@@ -67,6 +67,9 @@ var toolHints = map[string]hints{
 	"list_claims":     {readOnly: true, idempotent: true, openWorld: true},
 	"list_identities": {readOnly: true, idempotent: true, openWorld: true},
 	"search":          {readOnly: true, idempotent: true, openWorld: true},
+	"put_blob":        {},
+	"get_blob":        {readOnly: true, idempotent: true, openWorld: true},
+	"get_statement":   {readOnly: true, idempotent: true, openWorld: true},
 }
 
 // TestToolsFollowTheOperationTable checks names, hints and the schema each

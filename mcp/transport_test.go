@@ -155,12 +155,12 @@ func TestToolsFollowTheTokensRights(t *testing.T) {
 		want  []string
 	}{
 		"no token":     {"", all},
-		"reader":       {srv.token(t, "reader", services.RightRead), without("post", "confirm")},
+		"reader":       {srv.token(t, "reader", services.RightRead), without("post", "confirm", "put_blob")},
 		"writer":       {srv.token(t, "writer"), without("confirm")},
 		"lock holder":  {srv.token(t, "mod", services.RightRead, services.RightWrite, services.RightLock), all},
 		"a human":      {srv.humanToken(t, "ada"), all},
 		"verifier":     {srv.token(t, "vera", services.RightRead, services.RightWrite, services.RightVerify), without("confirm")},
-		"only a write": {srv.token(t, "wo", services.RightWrite), []string{"get_manifest", "post"}},
+		"only a write": {srv.token(t, "wo", services.RightWrite), []string{"get_manifest", "post", "put_blob"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c2 := httpClient(t, srv.base+"/mcp", c.token)

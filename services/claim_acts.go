@@ -297,5 +297,6 @@ func (a *action) claimEvent(c models.Claim, from, to ClaimStatus) error {
 	if err := a.tx.Create(&ev).Error; err != nil {
 		return fmt.Errorf("insert claim event: %w", err)
 	}
+	a.noteClaimVerdict(c.ID, c.ThreadID, to)
 	return nil
 }

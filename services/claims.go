@@ -153,7 +153,9 @@ func (f *Forum) GetClaim(ctx context.Context, who Caller, claim string) (ClaimVi
 	if err != nil {
 		return ClaimView{}, fmt.Errorf("get claim: %w", err)
 	}
-	return ClaimView{Claim: c}, nil
+	one := []Claim{c}
+	f.annotateClaims(f.db.WithContext(ctx), one)
+	return ClaimView{Claim: one[0]}, nil
 }
 
 // ListClaims pages through claims, most recently asserted first, of one
@@ -207,6 +209,9 @@ func (f *Forum) ListClaims(ctx context.Context, who Caller, q ClaimsQuery) (Clai
 	}
 	if page.Claims, err = f.claimShapes(db, rows, now); err != nil {
 		return ClaimPage{}, fmt.Errorf("list claims: %w", err)
+	}
+	if page.Claims != nil {
+		f.annotateClaims(db, page.Claims)
 	}
 	return page, nil
 }

@@ -77,6 +77,9 @@ func (f *Forum) Confirm(ctx context.Context, who Caller, thread string, raw []by
 		if err := tx.Save(&th).Error; err != nil {
 			return fmt.Errorf("update thread: %w", err)
 		}
+		if err := f.signVerdicts(a, th); err != nil {
+			return err
+		}
 		out.Thread = f.threadShape(th, now)
 		return nil
 	})

@@ -15,6 +15,14 @@ type ProfileInfo struct {
 	Reasons       []Reason           `json:"reasons,omitempty"`
 	Limits        map[string]int     `json:"limits,omitempty"`
 	Operations    []OpName           `json:"operations,omitempty"`
+	SigningKeys   *SigningKeys       `json:"signing_keys,omitempty"`
+}
+
+// SigningKeys names where the witness profile's public keys are and their
+// ids (docs/protocol.md §15.5).
+type SigningKeys struct {
+	URL    string   `json:"url"`
+	KeyIDs []string `json:"key_ids"`
 }
 
 // ClaimTransition is one row of the claim status table: an act moves a

@@ -31,13 +31,23 @@ var EvidenceKinds = []EvidenceKindInfo{
 	{"other", "Any other kind of pointer."},
 }
 
+// WitnessEvidenceKinds is the witness profile's evidence kind (§15.6).
+var WitnessEvidenceKinds = []EvidenceKindInfo{
+	{"attestation", "A stored blob (ref sha256:<64 hex>) holding a DSSE envelope, such as another forum's signed statement; the claim shows whether a key this forum trusts signed it."},
+}
+
+// allEvidenceKinds are every kind an envelope may carry.
+func allEvidenceKinds() []EvidenceKindInfo {
+	return append(slices.Clone(EvidenceKinds), WitnessEvidenceKinds...)
+}
+
 // JSONSchema lists the eight evidence kinds.
 func (EvidenceKind) JSONSchema() *jsonschema.Schema {
-	return enum(EvidenceKinds, func(k EvidenceKindInfo) string { return string(k.Kind) })
+	return enum(allEvidenceKinds(), func(k EvidenceKindInfo) string { return string(k.Kind) })
 }
 
 func knownEvidenceKind(k EvidenceKind) bool {
-	return slices.ContainsFunc(EvidenceKinds, func(i EvidenceKindInfo) bool { return i.Kind == k })
+	return slices.ContainsFunc(allEvidenceKinds(), func(i EvidenceKindInfo) bool { return i.Kind == k })
 }
 
 // Evidence is one proof: a pointer, never an opinion. It is the same on the
@@ -46,6 +56,9 @@ type Evidence struct {
 	Kind EvidenceKind `json:"kind" jsonschema_description:"What ref points at."`
 	Ref  string       `json:"ref" jsonschema:"minLength=1" jsonschema_description:"The pointer itself: 1 to evidence_ref_max_chars characters."`
 	Note string       `json:"note,omitempty" jsonschema_description:"Optional: what the pointer shows, at most body_max_chars characters."`
+	// Signature is set by the server on attestation evidence (§15.6):
+	// "signed by <name>: valid" or "signature not verified".
+	Signature string `json:"signature,omitempty" jsonschema_description:"Attestation evidence only, set by the server: signed by <name>: valid, when the blob's DSSE envelope verifies against a key this forum trusts; else signature not verified."`
 }
 
 // readEvidence reads an envelope's evidence: a list of at most
@@ -113,12 +126,16 @@ func (f *Forum) readProof(raw json.RawMessage, at string) (Evidence, error) {
 	if strings.TrimFunc(ev.Ref, unicode.IsSpace) == "" {
 		return Evidence{}, Refuse(InvalidBody, "%s.ref is required: a proof is a pointer (a URL, a hash, a commit …), never an opinion", at).On(at + ".ref")
 	}
+	if ev.Kind == "attestation" && !IsBlobDigest(ev.Ref) {
+		return Evidence{}, Refuse(InvalidBody, "%s.ref must be a stored blob's digest, sha256:<64 hex>, for an attestation", at).On(at + ".ref")
+	}
 	return ev, nil
 }
 
 func evidenceKindList() string {
-	names := make([]string, len(EvidenceKinds))
-	for i, k := range EvidenceKinds {
+	kinds := allEvidenceKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
 		names[i] = string(k.Kind)
 	}
 	return strings.Join(names, ", ")

@@ -30,6 +30,10 @@ type Config struct {
 	// calls re-check their caller; DefaultHeartbeat (§13: 15 s) when zero.
 	// Tests shorten it.
 	Heartbeat time.Duration
+	// TrustedKeys are the other forums' (or anyone's) keys whose DSSE
+	// envelopes, cited as attestation evidence, show as signed
+	// (docs/protocol.md §15.6).
+	TrustedKeys []TrustedKey
 }
 
 // Forum carries out every Parley operation against one database. It holds
@@ -49,6 +53,8 @@ type Forum struct {
 	digest       func() string // the manifest's, computed once
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)
+	keyIDs       atomic.Value  // []string: the signing keys' ids this process has seen (statement_keys.go)
+	trusted      []TrustedKey  // keys whose statements count as signed (statement_trust.go)
 }
 
 // New builds a Forum over a migrated database.
@@ -69,7 +75,7 @@ func New(db *gorm.DB, cfg Config) *Forum {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
 	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(),
-		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat}
+		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat, trusted: cfg.TrustedKeys}
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))
 		if err != nil {

@@ -36,6 +36,10 @@ type Limits struct {
 	// from distinct parties, none the claimant's, make a claim verified.
 	// Instance policy; 1 is the dialectic profile's behaviour alone.
 	VerifyQuorum int `json:"verify_quorum"`
+
+	// The witness profile's blobs (docs/protocol.md §15.4).
+	BlobMaxBytes     int `json:"blob_max_bytes"`
+	BlobBytesPerHour int `json:"blob_bytes_per_hour"`
 }
 
 // DefaultLimits are the reference instance's values.
@@ -75,6 +79,8 @@ func DefaultLimits() Limits {
 		ReplyByMaxHours:           168,
 		SearchQueryMaxChars:       200,
 		SearchCandidates:          2000,
+		BlobMaxBytes:              1 << 20,
+		BlobBytesPerHour:          16 << 20,
 	}
 }
 

@@ -36,7 +36,9 @@ func TestReferenceLimits(t *testing.T) {
 		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168,
 		GuardDuplicateWindowHours: 24, VerifyQuorum: 1, // §14, §15: see WitnessLimits for the reference values
 		// Beyond §9: the search operation's.
-		SearchQueryMaxChars: 200, SearchCandidates: 2000}
+		SearchQueryMaxChars: 200, SearchCandidates: 2000,
+		// §15.4 (profile witness)
+		BlobMaxBytes: 1048576, BlobBytesPerHour: 16777216}
 	if l != want {
 		t.Fatalf("limits %+v differ from docs/protocol.md §9 and §14 %+v", l, want)
 	}

@@ -24,6 +24,9 @@ type Operation struct {
 	Body     any      `json:"-"` // the request body's type, if any
 	Response any      `json:"-"` // the success body's type
 	Status   int      `json:"-"` // the success status
+	// Raw says that over HTTP the body (put_blob) or the answer (get_blob)
+	// is the blob's bytes, not JSON; MCP carries them in base64.
+	Raw bool `json:"-"`
 }
 
 // OpName names an operation: the name of its row in Operations, which is
@@ -45,6 +48,9 @@ const (
 	OpListClaims     OpName = "list_claims"
 	OpListIdentities OpName = "list_identities"
 	OpSearch         OpName = "search"
+	OpPutBlob        OpName = "put_blob"
+	OpGetBlob        OpName = "get_blob"
+	OpGetStatement   OpName = "get_statement"
 )
 
 // Need is what an operation needs of its caller, as the manifest's
@@ -87,6 +93,7 @@ type Param struct {
 }
 
 var (
+	digestParam = Param{"digest", "path", "The blob's name, sha256:<64 hex>.", ""}
 	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, ""}
 	claimParam  = Param{"claim", "path", `The claim, "cl_N" or N.`, ""}
 	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", "integer"}
@@ -165,6 +172,17 @@ var Operations = []Operation{
 			{"author", "query", `Only messages by this identity, e.g. "ainotes:alice" or "human:ada".`, ""},
 			{"state", "query", "Only messages of threads in this state.", ""},
 			cursorParam, limitParam}},
+	{Name: OpPutBlob, MCPTool: string(OpPutBlob), HTTP: "POST /api/v1/blobs", Right: NeedWrite, Title: "Store a blob",
+		Description: "Witness profile: store bytes as evidence (at most blob_max_bytes; blob_bytes_per_hour per token) with their media type, and get their name, digest sha256:<64 hex>; the same bytes give the same digest and are stored once. " +
+			"Cite the blob as evidence {kind: artifact, ref: <digest>}.",
+		Method: "POST", Path: "/api/v1/blobs", Body: BlobInput{}, Response: Blob{}, Status: 201, Raw: true},
+	{Name: OpGetBlob, MCPTool: string(OpGetBlob), HTTP: "GET /api/v1/blobs/{digest}", Right: NeedRead, Title: "Read a blob",
+		Description: "Witness profile: read a stored blob's bytes and media type by its digest; they are given for download, never rendered inline.",
+		Method:      "GET", Path: "/api/v1/blobs/{digest}", Params: []Param{digestParam}, Response: BlobData{}, Status: 200, Raw: true},
+	{Name: OpGetStatement, MCPTool: string(OpGetStatement), HTTP: "GET /api/v1/statements/{id}", Right: NeedRead, Title: "Get a signed statement",
+		Description: "Witness profile: the latest signed verdict about a claim (verified or refuted) or a thread (decided or closed as its state of record): an in-toto Statement v1 in a DSSE envelope signed with the instance's Ed25519 key, " +
+			"which any DSSE verifier checks offline against the instance's published public keys (their ids are in the witness profile's signing_keys).",
+		Method: "GET", Path: "/api/v1/statements/{id}", Params: []Param{{"id", "path", `The claim "cl_N" or the thread "th_N".`, ""}}, Response: StatementView{}, Status: 200},
 }
 
 // MCPOperations are the operations with an MCP tool, in table order (all

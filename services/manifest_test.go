@@ -21,7 +21,7 @@ func TestReasonsMatchTheProtocol(t *testing.T) {
 	want := map[services.Reason]int{
 		"invalid_body": 400, "evidence_required": 400, "token_missing": 401, "token_invalid": 401,
 		"token_right_missing": 403, "thread_authority_missing": 403, "thread_not_found": 404,
-		"message_not_found": 404, "claim_not_found": 404, "identity_not_found": 404,
+		"message_not_found": 404, "claim_not_found": 404, "identity_not_found": 404, "blob_not_found": 404,
 		"parent_mismatch": 409, "self_reply": 409, "self_attest": 409, "thread_locked": 409,
 		"thread_ended": 409, "transition_invalid": 409, "state_changed": 409, "idempotency_key_reused": 409, "limit_exceeded": 409,
 		"duplicate_body": 409, "loop_suspected": 409, "rate_limited": 429, "internal": 500, "unavailable": 503,
@@ -92,7 +92,7 @@ func TestManifestIsSelfSufficient(t *testing.T) {
 			t.Errorf("operation %s needs %q, which AllowedFor does not know", op.Name, op.Right)
 		}
 	}
-	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims", "list_identities"} {
+	for _, name := range []string{"get_manifest", "whoami", "post", "read_thread", "list_threads", "inbox", "get_events", "stream", "confirm", "get_claim", "list_claims", "list_identities", "put_blob", "get_blob", "get_statement"} {
 		if _, ok := ops[name]; !ok {
 			t.Errorf("operation %s missing", name)
 		}

@@ -95,6 +95,9 @@ func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, err
 		if err := checkAddressee(tx, env.To); err != nil {
 			return err
 		}
+		if err := checkBlobEvidence(tx, env.Evidence); err != nil {
+			return err
+		}
 		superseded, err := lockSuperseded(tx, env)
 		if err != nil {
 			return err
@@ -209,6 +212,9 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err := saveThread(tx, &th); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
+	if err := f.signVerdicts(a, th); err != nil {
+		return Posted{}, err
+	}
 	return f.posted(tx, msg, th, now)
 }
 
@@ -221,7 +227,9 @@ func (f *Forum) posted(tx *gorm.DB, msg models.Message, th models.Thread, now ti
 		if err != nil {
 			return Posted{}, fmt.Errorf("read claim: %w", err)
 		}
-		out.Claim = &c
+		one := []Claim{c}
+		f.annotateClaims(tx, one)
+		out.Claim = &one[0]
 	}
 	return out, nil
 }
@@ -307,6 +315,8 @@ type action struct {
 	msg *models.Message
 	now time.Time
 	seq int64
+
+	verdicts []verdict // reached by this action, signed before it commits (statements.go)
 }
 
 // msgID is the id of the action's message for an event, nil when it has

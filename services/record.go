@@ -154,6 +154,7 @@ func (a *action) applyChange(th *models.Thread, chg change) error {
 	th.StateConfirmedAt, th.StateEventID = ev.ConfirmedAt, ev.ID
 	if chg.effect == settle {
 		settleRecord(th, a.who.EventLabel())
+		a.noteRecordVerdict(th)
 	}
 	return nil
 }
@@ -184,5 +185,6 @@ func (a *action) confirmProposal(th *models.Thread) error {
 	}
 	th.StateConfirmedAt = &a.now
 	settleRecord(th, a.who.EventLabel())
+	a.noteRecordVerdict(th)
 	return nil
 }

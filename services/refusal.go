@@ -29,6 +29,7 @@ const (
 	MessageNotFound        Reason = "message_not_found"
 	ClaimNotFound          Reason = "claim_not_found"
 	IdentityNotFound       Reason = "identity_not_found"
+	BlobNotFound           Reason = "blob_not_found"
 	ParentMismatch         Reason = "parent_mismatch"
 	SelfReply              Reason = "self_reply"
 	SelfAttest             Reason = "self_attest"
@@ -66,6 +67,7 @@ var Reasons = []ReasonInfo{
 	{MessageNotFound, http.StatusNotFound, "The referenced message does not exist."},
 	{ClaimNotFound, http.StatusNotFound, "The referenced claim does not exist."},
 	{IdentityNotFound, http.StatusNotFound, "The referenced identity does not exist."},
+	{BlobNotFound, http.StatusNotFound, "Witness profile: the blob named (a digest sha256:<64 hex>, in get_blob or in artifact or attestation evidence) is not stored here; store it with put_blob first."},
 	{ParentMismatch, http.StatusConflict, "`parent` (or, for attest, refute and verify, `claim`) exists but belongs to another thread."},
 	{SelfReply, http.StatusConflict, "The same identity and extension may not reply to its own message; reply to another participant's message or from another extension (a superseding assert correcting one's own claim is exempt)."},
 	{SelfAttest, http.StatusConflict, "An identity may not attest or verify its own claim, from any extension; it may refute it."},

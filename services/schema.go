@@ -131,6 +131,7 @@ func (f *Forum) EnvelopeSchema() *jsonschema.Schema {
 		if note, ok := proof.Properties.Get("note"); ok {
 			note.MaxLength = ptr(uint64(f.limits.BodyMaxChars))
 		}
+		proof.Properties.Delete("signature") // the server's, never the client's (§15.6)
 	}
 	s.Description = "A Parley envelope: one speech act. Unknown fields are refused with invalid_body."
 	return s

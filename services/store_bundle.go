@@ -85,7 +85,12 @@ type bundleLine struct {
 //
 // Reading: owner events travel (docs/protocol.md §15.1): who gave which
 // token to which human is part of the forum's record, as its events are.
-var bundleTables = []string{"users", "tokens", "owner_events", "threads", "messages", "claims", "evidence", "events", "idempotency_keys"}
+// So do the witness profile's blobs, signing keys and statements
+// (§15.4–15.5): a moved forum is the same forum, its evidence still names
+// its bytes and it signs with the same key, so that statements it signed
+// before still verify against the keys it publishes.
+var bundleTables = []string{"users", "tokens", "owner_events", "threads", "messages", "claims", "evidence", "events", "idempotency_keys",
+	"blobs", "instance_keys", "statements"}
 
 // leftOut are the tables a bundle does not carry, and why.
 var leftOut = map[string]string{

@@ -1,6 +1,8 @@
 package services
 
 import (
+	"bytes"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -203,6 +205,39 @@ func (c *rowChecker) checkRow(table string, n int64, row map[string]any) error {
 		if _, has := row["result"]; has && !json.Valid([]byte(text("result"))) {
 			return refuse("result", "the stored answer is not JSON")
 		}
+	case "blobs":
+		return c.checkBlobRow(row, refuse)
+	case "instance_keys":
+		return checkKeyRow(row, refuse)
+	case "statements":
+		if _, has := row["envelope"]; has && !json.Valid([]byte(text("envelope"))) {
+			return refuse("envelope", "the stored DSSE envelope is not JSON")
+		}
+	}
+	return nil
+}
+
+// checkBlobRow checks a blob as put_blob would have stored it
+// (docs/protocol.md §15.4): its name is the sha256 of its bytes, its size
+// their length, within blob_max_bytes, with a media type.
+func (c *rowChecker) checkBlobRow(row map[string]any, refuse func(field, format string, args ...any) error) error {
+	data, ok := row["data"].([]byte)
+	if !ok {
+		return refuse("data", "a blob needs its bytes")
+	}
+	if len(data) == 0 || len(data) > c.f.limits.BlobMaxBytes {
+		return refuse("data", "%d bytes; a blob has 1 to %d (blob_max_bytes)", len(data), c.f.limits.BlobMaxBytes)
+	}
+	if digest, _ := row["digest"].(string); digest != BlobDigest(data) {
+		return refuse("digest", "%q is not the sha256 of the blob's bytes (%s): a blob is named by its content", digest, BlobDigest(data))
+	}
+	if size, _ := row["size"].(int64); size != int64(len(data)) {
+		return refuse("size", "%d, but the blob holds %d bytes", size, len(data))
+	}
+	if mt, _ := row["media_type"].(string); mt == "" {
+		return refuse("media_type", "a blob has a media type")
+	} else if _, err := readMediaType(mt); err != nil {
+		return refuse("media_type", "%q is not a media type", mt)
 	}
 	return nil
 }
@@ -213,6 +248,7 @@ var identityColumns = map[string][]string{
 	"threads":  {"created_by_identity", "awaiting_identity"},
 	"messages": {"author_identity", "to_identity", "awaiting_identity"},
 	"claims":   {"claimant_identity"},
+	"blobs":    {"created_by"},
 }
 
 // ownerColumns are the columns that name an owner (docs/protocol.md
@@ -328,4 +364,22 @@ func plain(v any) any {
 		return x.UTC().Format(time.RFC3339Nano)
 	}
 	return v
+}
+
+// checkKeyRow checks an instance key (docs/protocol.md §15.5): an Ed25519
+// seed whose public key is the one stored, named by its key id, so that
+// an imported forum signs with the key it publishes.
+func checkKeyRow(row map[string]any, refuse func(field, format string, args ...any) error) error {
+	seed, _ := row["private_key"].([]byte)
+	pub, _ := row["public_key"].([]byte)
+	if len(seed) != ed25519.SeedSize {
+		return refuse("private_key", "%d bytes; an Ed25519 seed has %d", len(seed), ed25519.SeedSize)
+	}
+	if !bytes.Equal(ed25519.NewKeyFromSeed(seed).Public().(ed25519.PublicKey), pub) {
+		return refuse("public_key", "is not the public key of private_key")
+	}
+	if id, err := keyIDOf(pub); err != nil || row["key_id"] != id {
+		return refuse("key_id", "%v is not the key's id %s", row["key_id"], id)
+	}
+	return nil
 }

@@ -35,7 +35,7 @@ import (
 // never have stored (store_bundle_checks.go: a *BundleRowError naming the
 // table, row and field).
 func (f *Forum) Import(ctx context.Context, r io.Reader) (BundleHeader, error) {
-	lines := newBundleLines(r)
+	lines := newBundleLines(r, f.lineMax())
 	var header BundleHeader
 	line, err := lines.next()
 	if err == nil {

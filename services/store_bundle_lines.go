@@ -3,6 +3,7 @@ package services
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -19,21 +20,32 @@ import (
 // evidence_ref_max_chars, escaped twice (once in the answer, once in the
 // bundle), about 150 KB at worst with the default limits; a body is at most
 // body_max_chars (500) code points. 1 MiB leaves room above that, and the
-// checks of each value (checkRow) hold the limits themselves.
+// checks of each value (checkRow) hold the limits themselves. A blob's row
+// (docs/protocol.md §15.4) carries up to blob_max_bytes in base64, 4/3 as
+// many: the most a line may take is that with the same room above.
 const bundleLineMaxBytes = 1 << 20
 
-// errLineTooLong refuses a line longer than bundleLineMaxBytes.
-var errLineTooLong = fmt.Errorf("the line is longer than %d bytes, more than any row within this forum's limits takes", bundleLineMaxBytes)
+// lineMax is the longest line a bundle of this forum's limits holds.
+func (f *Forum) lineMax() int {
+	return bundleLineMaxBytes + base64.StdEncoding.EncodedLen(f.limits.BlobMaxBytes)
+}
 
-// bundleLines reads a bundle line by line, each line at most
-// bundleLineMaxBytes.
+// errLineTooLong refuses a line longer than a bundle's lines may be.
+type errLineTooLong int
+
+func (e errLineTooLong) Error() string {
+	return fmt.Sprintf("the line is longer than %d bytes, more than any row within this forum's limits takes", int(e))
+}
+
+// bundleLines reads a bundle line by line, each line at most max bytes.
 type bundleLines struct {
 	r    *bufio.Reader
 	line []byte // reused: a line is decoded before the next is read
+	max  int
 }
 
-func newBundleLines(r io.Reader) *bundleLines {
-	return &bundleLines{r: bufio.NewReaderSize(r, 1<<16)}
+func newBundleLines(r io.Reader, max int) *bundleLines {
+	return &bundleLines{r: bufio.NewReaderSize(r, 1<<16), max: max}
 }
 
 // next returns the next line that holds anything but white space, without
@@ -56,8 +68,8 @@ func (b *bundleLines) read() ([]byte, error) {
 	b.line = b.line[:0]
 	for {
 		chunk, err := b.r.ReadSlice('\n')
-		if len(b.line)+len(chunk) > bundleLineMaxBytes {
-			return nil, errLineTooLong
+		if len(b.line)+len(chunk) > b.max {
+			return nil, errLineTooLong(b.max)
 		}
 		b.line = append(b.line, chunk...)
 		switch {

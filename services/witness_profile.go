@@ -1,17 +1,23 @@
 package services
 
+import (
+	"maps"
+	"slices"
+)
+
 // witnessProfile describes the profile witness (docs/protocol.md §15) as
 // this server implements it: owners and parties, independence, the verify
 // quorum, and duplicates across threads per party (§14 rule 1, errata 2).
 // It adds no act. The content-addressed evidence and signed statements of
-// §15.4–6 add their rules, reasons, limits and operations to the lists
-// below.
+// §15.4–6 bring their rules, reasons, limits and operations
+// (witnessEvidence), merged here into the one profile.
 func (f *Forum) witnessProfile() ProfileInfo {
 	l := f.limits
-	return ProfileInfo{
+	p := ProfileInfo{
 		Name: "witness",
 		Description: "Proof that sock puppets cannot make: every token has an owner, a human, and the identities of one owner form one party. " +
-			"A party never vouches for itself, and a claim becomes verified only once verify_quorum verifications from distinct parties, none the claimant's, stand.",
+			"A party never vouches for itself, and a claim becomes verified only once verify_quorum verifications from distinct parties, none the claimant's, stand. " +
+			"Evidence is stored by its hash, and verdicts are signed statements that travel.",
 		Acts: []ActInfo{},
 		Rules: []string{
 			"Owners and parties: every token has an owner, a human: the one who created it on the web UI, the one the operator names (parley token create --owner NAME), or, for a human's own token or session, that human. A token without an owner (every token from before owners existed, until the operator assigns one with parley token owner ID NAME) is its own party. whoami, a message's from, list_identities and the claim shape (claimant, attestations, refutations, verifications) show owner: \"human:<name>\", or null for a token that is its own party.",
@@ -29,4 +35,16 @@ func (f *Forum) witnessProfile() ProfileInfo {
 		},
 		Operations: []OpName{OpWhoami, OpListIdentities, OpGetClaim},
 	}
+	e := f.witnessEvidence()
+	p.EvidenceKinds = e.EvidenceKinds
+	p.Rules = append(p.Rules, e.Rules...)
+	for _, r := range e.Reasons {
+		if !slices.Contains(p.Reasons, r) {
+			p.Reasons = append(p.Reasons, r)
+		}
+	}
+	maps.Copy(p.Limits, e.Limits)
+	p.SigningKeys = e.SigningKeys
+	p.Operations = append(p.Operations, e.Operations...)
+	return p
 }

@@ -117,6 +117,8 @@ func (s *server) transportRefusal(c *fiber.Ctx, fe *fiber.Error) error {
 		r := services.Refuse(services.InvalidBody, "the request body exceeds %d bytes (request_max_bytes)", s.forum.Limits().RequestMaxBytes)
 		if isMCP(c) {
 			r = services.Refuse(services.InvalidBody, "a message may be at most %d bytes; this one was not read", s.mcpMax)
+		} else if isBlobsPath(c.Path()) {
+			r = services.Refuse(services.InvalidBody, "a blob may be at most %d bytes (blob_max_bytes); this one was not read", s.forum.Limits().BlobMaxBytes).On("data")
 		}
 		r.Status = fiber.StatusRequestEntityTooLarge
 		return r

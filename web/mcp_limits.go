@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"parley/services"
 )
 
 // DefaultMCPMaxBytes is the most /mcp reads of one request when Options
@@ -17,6 +20,19 @@ import (
 // request_max_bytes; a JSON-RPC message between the two is read, so that
 // the MCP transport can answer it with a refusal the agent can act on.
 const DefaultMCPMaxBytes = 1 << 20
+
+// mcpMaxFor is the most /mcp reads when Options say nothing: at least
+// DefaultMCPMaxBytes, and enough for put_blob's largest blob in base64
+// (docs/protocol.md §15.4) with room for the JSON-RPC around it.
+func mcpMaxFor(l services.Limits) int {
+	return max(DefaultMCPMaxBytes, base64.StdEncoding.EncodedLen(l.BlobMaxBytes)+64<<10)
+}
+
+// isBlobsPath reports whether a path is put_blob's, whose body is a blob's
+// bytes, up to blob_max_bytes rather than request_max_bytes.
+func isBlobsPath(p string) bool {
+	return strings.EqualFold(strings.TrimSuffix(p, "/"), "/api/v1/blobs")
+}
 
 // mcpFlag marks, on fasthttp's request context, a request for /mcp whose
 // path could not be kept (see limitBodies).
@@ -45,11 +61,19 @@ func isMCP(c *fiber.Ctx) bool {
 // while an /mcp request is read, so that the answer is JSON-RPC still; and
 // what the client is still sending is read and dropped for a moment, so
 // that it reads the 413 instead of a reset connection.
-func (s *server) limitBodies(app *fiber.App, mcpMax int) {
+//
+// put_blob's route gets blob_max_bytes the same way, and a body too large
+// is drained as well; without the flag, its refusal is the API's JSON.
+func (s *server) limitBodies(app *fiber.App, mcpMax, blobMax int) {
 	srv := app.Server()
 	var reading sync.Map // *fasthttp.RequestHeader of an /mcp request being read
 	srv.HeaderReceived = func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		if isMCPPath(requestPath(h.RequestURI())) {
+		p := requestPath(h.RequestURI())
+		if isBlobsPath(p) {
+			reading.Store(h, false) // drained when too large, answered in the API's JSON
+			return fasthttp.RequestConfig{MaxRequestBodySize: blobMax}
+		}
+		if s.mcp != nil && isMCPPath(p) {
 			reading.Store(h, true)
 			return fasthttp.RequestConfig{MaxRequestBodySize: mcpMax}
 		}
@@ -63,8 +87,10 @@ func (s *server) limitBodies(app *fiber.App, mcpMax int) {
 	}
 	onError := srv.ErrorHandler
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
-		if _, ok := reading.LoadAndDelete(&fctx.Request.Header); ok {
-			fctx.SetUserValue(mcpFlag, true)
+		if v, ok := reading.LoadAndDelete(&fctx.Request.Header); ok {
+			if v.(bool) {
+				fctx.SetUserValue(mcpFlag, true)
+			}
 			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 				drain(fctx.Conn())
 			}

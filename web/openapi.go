@@ -115,7 +115,9 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 	if params != nil {
 		out["parameters"] = params
 	}
-	if op.Body != nil {
+	if op.Raw {
+		rawBlob(out, op)
+	} else if op.Body != nil {
 		body := services.Schema(op.Body)
 		if _, ok := op.Body.(services.EnvelopeInput); ok {
 			body = forum.EnvelopeSchema()
@@ -125,6 +127,21 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 		}}
 	}
 	return out
+}
+
+// rawBlob documents an operation whose HTTP body or answer is a blob's
+// bytes (docs/protocol.md §15.4): put_blob reads any media type, get_blob
+// answers the bytes as an attachment.
+func rawBlob(out map[string]any, op services.Operation) {
+	binary := map[string]any{"*/*": map[string]any{"schema": map[string]any{"type": "string", "format": "binary"}}}
+	if op.Method == "POST" {
+		out["requestBody"] = map[string]any{"required": true, "description": "The bytes; Content-Type is their media type.", "content": binary}
+		return
+	}
+	out["responses"].(map[string]any)[strconv.Itoa(op.Status)] = map[string]any{
+		"description": "The bytes, as an attachment: Content-Type is the blob's media type, with Content-Disposition: attachment, X-Content-Type-Options: nosniff and Content-Security-Policy: default-src 'none'; sandbox.",
+		"content":     binary,
+	}
 }
 
 func jsonResponse(description string, schema map[string]any) map[string]any {

@@ -81,6 +81,7 @@ func TestOpenAPIFieldsMatchResponses(t *testing.T) {
 		{"read_thread", "GET", "/api/v1/threads/" + th, bob, nil},
 		{"read_thread", "GET", "/api/v1/threads/" + th + "?branch=2&depth=3&limit=2", bob, nil},
 		{"list_identities", "GET", "/api/v1/identities", bob, nil},
+		{"put_blob", "POST", "/api/v1/blobs", bob, []byte("hello, blob")},
 		{"list_threads", "GET", "/api/v1/threads?confirmed=false", mod, nil},
 		{"list_threads", "GET", "/api/v1/threads?limit=1", bob, nil},
 		{"inbox", "GET", "/api/v1/inbox", alice, nil},

@@ -13,6 +13,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/.well-known/parley.json", s.manifest)
+	app.Get(services.KeysURL, s.keys)
 	if s.mcp != nil {
 		// MCP's Streamable HTTP transport: POST carries JSON-RPC. Every
 		// other method is answered 405 with Allow: POST, in JSON-RPC, by the
@@ -39,6 +40,9 @@ func (s *server) routes(app *fiber.App) {
 	api.Get("/claims/:claim", s.auth(services.OpGetClaim), s.showClaim)
 	api.Get("/identities", s.auth(services.OpListIdentities), s.listIdentities)
 	api.Get("/search", s.auth(services.OpSearch), s.search)
+	api.Post("/blobs", s.auth(services.OpPutBlob), s.putBlob)
+	api.Get("/blobs/:digest", s.auth(services.OpGetBlob), s.getBlob)
+	api.Get("/statements/:id", s.auth(services.OpGetStatement), s.getStatement)
 	api.Use(s.noSuchOperation)
 
 	// The web UI for humans.

@@ -93,6 +93,9 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("web: openapi document: %w", err)
 	}
+	if opts.MCPMaxBytes <= 0 {
+		opts.MCPMaxBytes = mcpMaxFor(forum.Limits())
+	}
 	opts.defaults()
 	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
 	// allows the longest wait; mcp bounds the tools that do not wait.
@@ -113,9 +116,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	proxyConfig(&cfg, opts.TrustedProxies)
 	app := fiber.New(cfg)
 	s.refuseUnknownMethods(app)
-	if s.mcp != nil {
-		s.limitBodies(app, opts.MCPMaxBytes)
-	}
+	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)
 	app.Use(secureHeaders)
 	app.Use(deadline(opts.RequestTimeout, time.Duration(forum.Limits().WaitMaxSeconds)*time.Second))
 	app.Use(endWaitWhenGone)

@@ -61,6 +61,11 @@ var program = cli.Program{
 			stdout, from one consistent snapshot: accounts with their
 			password hashes, tokens (hashes only), threads, messages,
 			claims, evidence and events; browser sessions stay behind`},
+		{Name: "statement verify", Run: statementVerify, Summary: `check a signed statement (get_statement's answer, or a DSSE
+			envelope) offline against --keys (a parley-keys.json file or
+			URL), else the keys of the forum at --db`},
+		{Name: "key rotate", Run: keyRotate, Summary: `sign from now on with a new instance key; older keys stay
+			published, so older statements still verify`},
 		{Name: "import", Run: runImport, Summary: `load a bundle into an empty database (migrating it first), in
 			one transaction; ids, states and log positions are kept, so
 			agents' cursors stay valid; refuses a database that holds a

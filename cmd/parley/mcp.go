@@ -24,6 +24,7 @@ func runMCP(args []string) error {
 	cfg.RealmFlag(fs)
 	var logs cli.Logging
 	logs.LogFlags(fs)
+	cfg.TrustFlag(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -39,6 +40,12 @@ func runMCP(args []string) error {
 		return err
 	}
 	defer closeDB()
+	// The instance's signing key (docs/protocol.md §15.5): generated on
+	// first start, named in the manifest from then on. Not in Migrated:
+	// import needs a database without one.
+	if err := forum.EnsureInstanceKey(ctx); err != nil {
+		return err
+	}
 	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
 	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
 	var refusal *services.Refusal

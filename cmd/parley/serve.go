@@ -36,6 +36,7 @@ func runServe(args []string) error {
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
+	cfg.TrustFlag(fs)
 	cfg.PoolFlag(fs)
 	cfg.ListenFlag(fs)
 	cfg.LimitFlags(fs)
@@ -66,6 +67,12 @@ func runServe(args []string) error {
 		return err
 	}
 	defer closeDB()
+	// The instance's signing key (docs/protocol.md §15.5): generated on
+	// first start, named in the manifest from then on. Not in Migrated:
+	// import needs a database without one.
+	if err := forum.EnsureInstanceKey(ctx); err != nil {
+		return err
+	}
 	if len(applied) > 0 {
 		logger.Info("migrated", "database", cfg.DBKind(), "versions", applied)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"gorm.io/gorm"
@@ -21,6 +22,30 @@ type Config struct {
 	Realm      string
 	DBMaxConns int
 	Limits     services.Limits
+	Trusted    []services.TrustedKey // --trust-key, for serve and mcp
+}
+
+// TrustFlag adds --trust-key NAME=FILE, repeatable: a named key set (another
+// forum's saved parley-keys.json, or one key) whose statements, cited as
+// attestation evidence, show as signed by NAME (docs/protocol.md §15.6).
+// The file is read once, at start: the server never fetches a key.
+func (c *Config) TrustFlag(fs *flag.FlagSet) {
+	fs.Func("trust-key", "trust the keys in `NAME=FILE` (a parley-keys.json or one key) for attestation evidence; repeatable", func(v string) error {
+		name, file, ok := strings.Cut(v, "=")
+		if !ok || name == "" || file == "" {
+			return fmt.Errorf("want NAME=FILE, got %q", v)
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		k, err := services.ParseTrustedKey(name, raw)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+		c.Trusted = append(c.Trusted, k)
+		return nil
+	})
 }
 
 // LimitFlags lets an operator (or a benchmark) change the per-token rate
@@ -138,7 +163,7 @@ func (c Config) Migrated(ctx context.Context) (*services.Forum, []int, func(), e
 		closeDB()
 		return nil, nil, nil, err
 	}
-	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits}), applied, closeDB, nil
+	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits, TrustedKeys: c.Trusted}), applied, closeDB, nil
 }
 
 // CheckSchema refuses a database whose schema is not this build's.

@@ -36,7 +36,7 @@ check("server instructions", /get_manifest/.test(a.getInstructions() ?? ""), a.g
 const { tools } = await a.listTools();
 const names = tools.map((t) => t.name).sort();
 // A model holding read and write is shown every tool but confirm.
-check("list tools", names.join(",") === "get_claim,get_events,get_manifest,inbox,list_claims,list_identities,list_threads,post,read_thread,search,whoami", names);
+check("list tools", names.join(",") === "get_blob,get_claim,get_events,get_manifest,get_statement,inbox,list_claims,list_identities,list_threads,post,put_blob,read_thread,search,whoami", names);
 check("titles in sentence case", tools.every((t) => /^[A-Z][a-z ]*( I)?$/.test(t.title ?? "")), tools.map((t) => t.title));
 
 const me = await a.callTool({ name: "whoami", arguments: {} });

@@ -196,6 +196,7 @@ var plain = map[services.Reason]string{
 	services.MessageNotFound:        "There is no such message.",
 	services.ClaimNotFound:          "There is no such claim.",
 	services.IdentityNotFound:       "Nobody here goes by that name.",
+	services.BlobNotFound:           "No file with that digest is stored here.",
 	services.ParentMismatch:         "That message belongs to another thread.",
 	services.SelfReply:              "You cannot reply to your own message.",
 	services.SelfAttest:             "You cannot attest or verify your own claim.",
