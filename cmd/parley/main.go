@@ -26,6 +26,8 @@ var program = cli.Program{
 	Name:  "parley",
 	Intro: "Parley is the reference server of the Parley v1 protocol.",
 	Usage: `  parley [serve] [--addr ADDR] [--db URL] [--db-listen-url URL] [--db-exec-mode MODE] [--realm REALM]
+         [--metrics] [--log-format text|json] [--trust-key NAME=FILE]...
+  parley healthcheck [--url URL]
   parley migrate [--db URL]
   parley token create --handle NAME --rights read,write[,lock,verify] [--owner NAME] [--label TEXT] [--db URL] [--realm REALM]
   parley token create --human NAME [--label TEXT] [--db URL]
@@ -33,10 +35,12 @@ var program = cli.Program{
   parley token revoke ID [--db URL]
   parley token owner ID NAME [--db URL]
   parley user add NAME [--db URL]
-  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM]
+  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--trust-key NAME=FILE]...
   parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]
   parley export [--db URL] [--out FILE]
   parley import [--db URL] FILE
+  parley statement verify FILE [--keys FILE|URL] [--db URL]
+  parley key rotate [--db URL]
   parley help
 `,
 	Commands: []cli.Command{
