@@ -143,27 +143,6 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 	return func() { f.closeSlot(id) }, nil
 }
 
-// tokenHolds re-checks, for a long-lived call, that its caller's token is
-// still valid: a token revoked (or gone) while the call runs ends it with
-// token_invalid (issue 23). One read by primary key; a caller without a
-// token has nothing to re-check. An error that is not a refusal (the
-// database did not answer in time) is returned as it is: the long-lived
-// calls keep running then and check again at their next heartbeat (see
-// stillAdmitted).
-func (f *Forum) tokenHolds(ctx context.Context, who Caller) error {
-	if who.TokenID == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
-	defer cancel()
-	var tok models.Token
-	err := f.db.WithContext(ctx).Select("revoked_at").Where("id = ?", who.TokenID).Take(&tok).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || err == nil && tok.RevokedAt != nil {
-		return Refuse(TokenInvalid, "the token was revoked while this call was open")
-	}
-	return err
-}
-
 // stillAdmitted is the refusal of a re-check, if it made one: a check that
 // could not be made (the database is slow or away) is not a reason to end
 // a call that was admitted, and the next heartbeat checks again.

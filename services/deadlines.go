@@ -94,6 +94,27 @@ func (f *Forum) EscalateDue(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// NextDue is the earliest deadline of a turn not yet escalated (nil when
+// there is none), and a channel closed when the log next advances: a write
+// of any process may bring an earlier one. The channel is taken before the
+// read, so a write during it is not missed. With it, `parley serve` sweeps
+// at the deadline itself rather than every quarter second, and an idle
+// forum costs its database nothing (issue 31). One indexed read.
+func (f *Forum) NextDue(ctx context.Context) (*time.Time, <-chan struct{}, error) {
+	news := f.hub.wait()
+	var next []time.Time
+	err := f.db.WithContext(ctx).Model(&models.Thread{}).
+		Where("reply_by IS NOT NULL AND escalated_at IS NULL").
+		Order("reply_by").Limit(1).Pluck("reply_by", &next).Error
+	if err != nil {
+		return nil, news, fmt.Errorf("escalate: next deadline: %w", err)
+	}
+	if len(next) == 0 {
+		return nil, news, nil
+	}
+	return &next[0], news, nil
+}
+
 // escalateDue is EscalateDue for a read by who, which only needs it done.
 // It skips the query when who's admission found no deadline the read's
 // clock has reached (see dueProbe).

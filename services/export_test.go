@@ -1,6 +1,9 @@
 package services
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // passwordChecks counts the passwords checked, per password tried, so that
 // a test can tell how many attempts of a burst reached bcrypt. The counting
@@ -26,4 +29,9 @@ func PasswordChecks(password string) int {
 	passwordChecksMu.Lock()
 	defer passwordChecksMu.Unlock()
 	return passwordChecks[password]
+}
+
+// LogAdvanced is the backstop's look at the log (store_positions.go).
+func (f *Forum) LogAdvanced(ctx context.Context, since int64) (int64, bool, error) {
+	return f.logAdvanced(ctx, since)
 }

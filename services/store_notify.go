@@ -196,9 +196,18 @@ func (f *Forum) listenOnce(ctx context.Context, url, channel string) (listened b
 	}
 }
 
-// backstop wakes the waiters every feedBackstop, news or not; every
-// feedPoll while the listener is down or deaf.
+// backstop wakes the waiters of this process when the log took writes
+// they may not have heard of: a notification lost with a crashed process,
+// a notice the notifier dropped, a listener that is down or deaf. Every
+// feedBackstop (feedPoll while the listener is down or deaf) it asks the
+// database, in one shared query, whether anything became final since its
+// last look (logAdvanced), and wakes everyone only then — so waiting reads
+// and streams with nothing happening cost the database one query per
+// process and interval, not one read per waiter (issue 31). It cannot
+// tell a heard write from an unheard one, so under activity it wakes
+// everyone once per interval, as it always did.
 func (f *Forum) backstop(ctx context.Context) {
+	var seen int64 // 0: the first look finds whatever the log holds, and wakes once
 	for {
 		wait := feedBackstop
 		if f.listener.deaf() {
@@ -208,8 +217,17 @@ func (f *Forum) backstop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
-			f.hub.advance(0)
 		case <-f.listener.changed():
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+		horizon, advanced, err := f.logAdvanced(qctx, seen)
+		cancel()
+		if err != nil || advanced {
+			f.hub.advance(0) // a look that failed cannot rule news out
+		}
+		if err == nil {
+			seen = horizon
 		}
 	}
 }

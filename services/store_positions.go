@@ -188,6 +188,26 @@ func lastPosition(db *gorm.DB) (int64, error) {
 	return pos, nil
 }
 
+// logAdvanced reports whether the log holds a position, final now, at or
+// above since — every position below since was final at an earlier look —
+// and the horizon it looked up to, for the next look. Every write of the
+// log leaves its position on an event or on its thread's activity_seq;
+// a later write of the thread may overwrite the latter, but its own
+// position then comes at or above since too. Two index probes.
+func (f *Forum) logAdvanced(ctx context.Context, since int64) (int64, bool, error) {
+	h, err := f.horizon(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	var found []int64
+	err = f.db.WithContext(ctx).Raw(`SELECT 1 WHERE EXISTS (SELECT 1 FROM events WHERE seq >= ? AND seq < ?)
+		OR EXISTS (SELECT 1 FROM threads WHERE activity_seq >= ? AND activity_seq < ?)`, since, h, since, h).Scan(&found).Error
+	if err != nil {
+		return 0, false, fmt.Errorf("log advanced: %w", err)
+	}
+	return h, len(found) > 0, nil
+}
+
 // heldBackKey marks a read that must not wait for the horizon (a stream,
 // which reads again shortly anyway): settle answers at once and sets the
 // *bool when it held rows back.

@@ -20,12 +20,13 @@ const DefaultQueryTimeout = 5 * time.Second
 // Once its first read found nothing, the call holds a slot of
 // waits_per_token for the time it may still wait (openWait; beyond the cap
 // it is refused, rate_limited), released when it returns; and at each
-// heartbeat it re-checks the caller's token, answering token_invalid once
-// it is revoked. The binding ends ctx when the client goes away, which
+// heartbeat its process re-checks the tokens of all its waiting calls in
+// one query (store_revocations.go), and the call answers token_invalid
+// once its token is revoked. The binding ends ctx when the client goes away, which
 // frees the slot at once.
 func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news func() <-chan struct{}, read func(context.Context) (bool, error)) error {
 	give := time.Now().Add(wait)
-	var beat <-chan time.Time
+	var gone <-chan struct{} // set once the call waits: its token's revocation
 	for {
 		signal := news() // before the read: an advance during it is not missed
 		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
@@ -35,41 +36,40 @@ func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, new
 		if err != nil || found || left <= 0 {
 			return err
 		}
-		if beat == nil {
+		if gone == nil {
 			release, err := f.openWait(ctx, who, left)
 			if err != nil {
 				return err
 			}
 			defer release()
-			t := time.NewTicker(f.heartbeat)
-			defer t.Stop()
-			beat = t.C
+			var stop func()
+			gone, stop = f.watchToken(who)
+			defer stop()
+			if gone == nil {
+				gone = make(chan struct{}) // no token: nothing to revoke
+			}
 		}
-		if done, err := f.await(ctx, who, left, signal, beat); done || err != nil {
+		if done, err := f.await(ctx, left, signal, gone); done || err != nil {
 			return err
 		}
 	}
 }
 
 // await waits for signal, at most left: false when the signal came (read
-// again), true when left passed or ctx ended. At each beat it re-checks the
-// caller's token, and answers its refusal.
-func (f *Forum) await(ctx context.Context, who Caller, left time.Duration, signal <-chan struct{}, beat <-chan time.Time) (bool, error) {
+// again), true when left passed or ctx ended; the caller's refusal once
+// its token is found revoked (gone, see watchToken).
+func (f *Forum) await(ctx context.Context, left time.Duration, signal, gone <-chan struct{}) (bool, error) {
 	timer := time.NewTimer(left)
 	defer timer.Stop()
-	for {
-		select {
-		case <-signal:
-			return false, nil
-		case <-timer.C:
-			return true, nil
-		case <-ctx.Done():
-			return true, nil
-		case <-beat:
-			if r := stillAdmitted(f.tokenHolds(ctx, who)); r != nil {
-				return true, r
-			}
-		}
+	select {
+	case <-signal:
+		return false, nil
+	case <-timer.C:
+		return true, nil
+	case <-ctx.Done():
+		return true, nil
+	case <-gone:
+		return true, revokedRefusal()
 	}
 }
 

@@ -46,8 +46,9 @@ const DefaultHeartbeat = 15 * time.Second
 // whatever comes next, as it comes, until send fails or ctx ends. It holds
 // no database connection while it waits. At most streams_per_token streams
 // per token run at once, across every server process (else rate_limited).
-// At each heartbeat it re-checks the caller's token (issue 23): once the
-// token is revoked, the stream's last item is a StreamError carrying
+// At each heartbeat its process re-checks the tokens of its long-lived
+// calls in one query (store_revocations.go, issue 23): once the token is
+// revoked, the stream's last item is a StreamError carrying
 // token_invalid, and Stream returns that refusal.
 // Once admitted it writes at once, after reading its first page: that
 // page's items, or a heartbeat when there are none, so that the caller
@@ -58,7 +59,8 @@ const DefaultHeartbeat = 15 * time.Second
 // (see streamCursor), so each is read only when there is news for it: the
 // events whenever the log advances, at most every streamBatch; the inbox
 // only when a turn may have opened for the caller (the hub's targeted
-// wake-up) or at a heartbeat. Items of one read go out in log order.
+// wake-up, or the backstop's wake of everyone). A heartbeat reads nothing,
+// so an idle stream costs the database nothing (issue 31). Items of one read go out in log order.
 func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(StreamItem) error) error {
 	if err := need(who, RightRead); err != nil {
 		return err
@@ -78,6 +80,8 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 	started := false
 	beat := time.NewTicker(f.heartbeat)
 	defer beat.Stop()
+	gone, stop := f.watchToken(who)
+	defer stop()
 	readInbox := true
 	for {
 		news, turns := f.hub.wait(), f.hub.waitTurn(who, false)
@@ -112,25 +116,8 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 			started = true
 		}
 		readInbox = false
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-news:
-		case <-turns:
-			readInbox = true
-		case <-beat.C:
-			if r := stillAdmitted(f.tokenHolds(ctx, who)); r != nil {
-				send(StreamItem{Type: StreamError, Data: RefusalBody{Error: r}})
-				return r
-			}
-			readInbox = true
-			if err := send(StreamItem{}); err != nil {
-				return nil
-			}
-		case reply := <-ls.probe:
-			if !answerProbe(reply, send) {
-				return nil
-			}
+		if done, err := f.streamIdle(ctx, news, turns, gone, beat.C, ls.probe, send, &readInbox); done {
+			return err
 		}
 		// Let a burst of writes come in: one read serves them all.
 		select {
@@ -143,6 +130,38 @@ func (f *Forum) Stream(ctx context.Context, who Caller, since string, send func(
 				return nil
 			}
 		case <-time.After(streamBatch):
+		}
+	}
+}
+
+// streamIdle waits, reading nothing, until there is something to read:
+// news of the log, or a turn that may be the caller's (readInbox). It
+// sends the heartbeats and answers the probes meanwhile, so an idle stream
+// costs the database nothing (issue 31). done when the stream ends: its
+// client went away, ctx ended, or its token was revoked (err, after the
+// stream's last item said so).
+func (f *Forum) streamIdle(ctx context.Context, news, turns, gone <-chan struct{}, beat <-chan time.Time, probe chan chan error, send func(StreamItem) error, readInbox *bool) (bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case <-news:
+			return false, nil
+		case <-turns:
+			*readInbox = true
+			return false, nil
+		case <-gone:
+			r := revokedRefusal()
+			send(StreamItem{Type: StreamError, Data: RefusalBody{Error: r}})
+			return true, r
+		case <-beat:
+			if err := send(StreamItem{}); err != nil {
+				return true, nil
+			}
+		case reply := <-probe:
+			if !answerProbe(reply, send) {
+				return true, nil
+			}
 		}
 	}
 }

@@ -112,6 +112,14 @@ func runBench(args []string) error {
 				r.setCPU(cpu, cpuSeconds(*barePid))
 				results = append(results, r)
 			}
+			if op == "idle" {
+				r, err := runIdle(ctx, cfg.DB, *duration, *pid, *waiters+*streams)
+				if err != nil {
+					return err
+				}
+				results = append(results, r)
+				continue
+			}
 			cpu := cpuSeconds(*pid)
 			r, err := runOp(ctx, client, stage, op, *duration, *base2)
 			if err != nil {
@@ -133,7 +141,7 @@ func runBench(args []string) error {
 }
 
 // benchOps are the operations bench knows, in their default order.
-var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list", "deliver"}
+var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list", "deliver", "idle"}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

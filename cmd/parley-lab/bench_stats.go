@@ -31,6 +31,10 @@ type benchResult struct {
 	// CPUms is the server's CPU time per operation (--server-pid, or
 	// --bare-pid for the bare handler).
 	CPUms float64 `json:"server_cpu_ms_per_op,omitempty"`
+	// ServerCPUPct and DBCPUPct are, for idle, the server's and
+	// PostgreSQL's CPU over the window, in percent of one core.
+	ServerCPUPct float64 `json:"server_cpu_percent,omitempty"`
+	DBCPUPct     float64 `json:"db_cpu_percent,omitempty"`
 }
 
 func (r *benchResult) setCPU(before, after float64) {
@@ -78,7 +82,12 @@ func summarize(op, transport string, agents int, took time.Duration, lat []time.
 func printTable(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\t")
+	var idle []benchResult
 	for _, r := range results {
+		if r.Op == "idle" {
+			idle = append(idle, r)
+			continue
+		}
 		errs := 0
 		for _, n := range r.Errors {
 			errs += n
@@ -102,4 +111,8 @@ func printTable(w io.Writer, results []benchResult) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, ofBare, r.P50ms, r.P95ms, r.P99ms, errs, rss, cpu)
 	}
 	tw.Flush()
+	for _, r := range idle {
+		fmt.Fprintf(w, "idle over %.0f s: %.2f database transactions/s, server CPU %.2f %%, PostgreSQL CPU %.2f %% (every database on the machine)\n",
+			r.Seconds, r.PerSecond, r.ServerCPUPct, r.DBCPUPct)
+	}
 }

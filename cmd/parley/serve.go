@@ -27,7 +27,7 @@ func runServe(args []string) error {
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback `address`, apart from the API (env PARLEY_PPROF)")
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")
-	sweep := fs.Duration("deadline-sweep", defaultSweep, "how often to escalate asks past their reply_by (env PARLEY_DEADLINE_SWEEP)")
+	sweep := fs.Duration("deadline-sweep", defaultSweep, "the least time between two deadline sweeps while the forum is written to; a known deadline is swept at its time (env PARLEY_DEADLINE_SWEEP)")
 	metricsOn := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics (env PARLEY_METRICS)")
 	metricsAllow := fs.String("metrics-allow", "127.0.0.0/8,::1", "networks that may scrape /metrics without the token: `addresses or CIDR ranges`, comma-separated (env PARLEY_METRICS_ALLOW)")
 	metricsToken := fs.String("metrics-token", "", "a bearer `token` that admits a scrape of /metrics from anywhere (env PARLEY_METRICS_TOKEN)")
