@@ -67,7 +67,7 @@ func OpenWith(url string, o Options) (*gorm.DB, error) {
 	if err := checkSQLitePath(url); err != nil {
 		return nil, err
 	}
-	db, err := gorm.Open(sqlite.Open(sqliteDSN(url)), cfg)
+	db, err := gorm.Open(&sqlite.Dialector{DriverName: sqliteGatedDriver(), DSN: sqliteDSN(url)}, cfg)
 	if err != nil {
 		// The driver reports a file it cannot open as "out of memory (14)"
 		// (SQLITE_CANTOPEN): say what it means instead.
