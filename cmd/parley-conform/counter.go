@@ -1,0 +1,5 @@
+package main
+
+import "sync/atomic"
+
+type atomicCounter = atomic.Int64
