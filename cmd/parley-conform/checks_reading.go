@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // inboxAll pages role's inbox from since to its end; it returns the
@@ -299,6 +300,16 @@ func refusalChecks() []check {
 			return all(refused(r, "token_missing", ""), expect(r.Status == 401, "status %d", r.Status))
 		}},
 		{s, "an unknown token is token_invalid with 401", "§2.1 errata 2, §2.2", false, false, func(k *kit) error {
+			if st, ok := k.b.(*mcpStdio); ok {
+				exited, stderr, err := st.refusedAtStart("prl_unknown_" + k.run)
+				if err != nil {
+					return err
+				}
+				// Reading: "printing the refusal" is taken as a message on
+				// stderr and a failed exit; the text does not say the reason
+				// must be printed as its identifier.
+				return expect(exited && strings.TrimSpace(stderr) != "", "over stdio a bad token stops the command at start, printing the refusal: exited %v, stderr %q", exited, stderr)
+			}
 			r, err := k.b.Call("prl_unknown_"+k.run, "whoami", nil)
 			if err != nil {
 				return err

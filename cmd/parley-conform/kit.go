@@ -184,7 +184,7 @@ func num(v any, path ...any) float64 {
 	return f
 }
 func obj(v any, path ...any) map[string]any { m, _ := dig(v, path...).(map[string]any); return m }
-func list(v any, path ...any) []any       { l, _ := dig(v, path...).([]any); return l }
+func list(v any, path ...any) []any         { l, _ := dig(v, path...).([]any); return l }
 
 func show(v any) string {
 	b, _ := json.Marshal(v)

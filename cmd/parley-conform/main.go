@@ -53,7 +53,11 @@ func run(args []string) int {
 	if profiles != "" {
 		o.profiles = strings.Split(profiles, ",")
 	}
-	o.bindings = strings.Split(bindings, ",")
+	for _, b := range strings.Split(bindings, ",") {
+		if b != "" {
+			o.bindings = append(o.bindings, b)
+		}
+	}
 	if o.mcpStdio != "" {
 		o.bindings = append(o.bindings, "mcp-stdio")
 	}

@@ -22,7 +22,7 @@ type Reply struct {
 	Status  int
 	Body    map[string]any
 	Raw     []byte
-	IsError bool   // MCP: the tool result said isError
+	IsError bool // MCP: the tool result said isError
 	Header  http.Header
 	Wire    string // for evidence: what carried it
 }
@@ -299,6 +299,7 @@ type mcpStdio struct {
 }
 
 type stdioProc struct {
+	mu  sync.Mutex // one request at a time on this process's pipes
 	cmd *exec.Cmd
 	in  io.WriteCloser
 	out *bufio.Reader
@@ -383,17 +384,22 @@ func (m *mcpStdio) Call(token, op string, args map[string]any) (Reply, error) {
 func (m *mcpStdio) PostRaw(token string, raw []byte) (Reply, error) { return m.raw(token, "post", raw) }
 
 func (m *mcpStdio) raw(token, op string, args []byte) (Reply, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if token == "" {
 		return Reply{}, errSkip("stdio acts as one token; no call without one")
 	}
+	m.mu.Lock()
 	p, err := m.proc(token)
+	m.id++
+	id := m.id
+	m.mu.Unlock()
 	if err != nil {
 		return Reply{}, err
 	}
-	m.id++
-	line, err := p.roundTrip(callRequest(m.id, op, args), m.id)
+	// Calls of different tokens run side by side (a waiting inbox and the
+	// post that ends its wait); one process answers one call at a time.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line, err := p.roundTrip(callRequest(id, op, args), id)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -416,4 +422,20 @@ func (h *httpBinding) send(req *http.Request) (Reply, error) {
 		json.Unmarshal(raw, &r.Body)
 	}
 	return r, nil
+}
+
+// refusedAtStart runs the command with token and reports how it ended: a
+// bad token stops it before it serves, the refusal on stderr
+// (docs/protocol.md §2.1).
+func (m *mcpStdio) refusedAtStart(token string) (exited bool, stderr string, err error) {
+	cmd := exec.Command("sh", "-c", m.command)
+	cmd.Env = append(os.Environ(), "PARLEY_TOKEN="+token)
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	cmd.Stdin = strings.NewReader("")
+	runErr := cmd.Run()
+	if _, ok := runErr.(*exec.ExitError); ok {
+		return true, errBuf.String(), nil
+	}
+	return false, errBuf.String(), runErr
 }
