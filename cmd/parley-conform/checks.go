@@ -4,9 +4,9 @@ package main
 func checks() []check {
 	var all []check
 	for _, part := range [][]check{
-		manifestChecks(), envelopeChecks(), actChecks(), stateChecks(), recordChecks(), authorityChecks(),
-		identityChecks(), selfReplyChecks(), readingChecks(), limitChecks(), refusalChecks(),
-		dialecticChecks(), feedChecks(), guardChecks(), witnessChecks(),
+		manifestChecks(), bindingChecks(), envelopeChecks(), idempotencyChecks(), actChecks(), stateChecks(), recordChecks(), authorityChecks(),
+		identityChecks(), selfReplyChecks(), readingChecks(), moreReadingChecks(), limitChecks(), refusalChecks(),
+		dialecticChecks(), moreDialecticChecks(), feedChecks(), guardChecks(), moreGuardChecks(), witnessChecks(),
 	} {
 		all = append(all, part...)
 	}

@@ -278,8 +278,8 @@ func guardChecks() []check {
 			by := time.Now().UTC().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
 			th, _ := k.ask("alice", "to", map[string]any{"identity": k.who("bob")}, "reply_by", by.Format(time.RFC3339))
 			time.Sleep(time.Until(by) + 500*time.Millisecond)
-			if !k.inboxHas("mod", th, false) {
-				return fmt.Errorf("the lock holder's inbox lacks overdue %s", th)
+			if !k.inboxHas("mod", th, false) || !k.inboxHas("mod", th, true) || !k.inboxHas("human", th, true) {
+				return fmt.Errorf("the inbox (full and addressed) of the lock holder and the human should list overdue %s", th)
 			}
 			t := k.thread(th)
 			ev := list(k.call("alice", "get_events", map[string]any{"thread": th}).Body, "events")

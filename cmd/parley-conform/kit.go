@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,7 +37,7 @@ type kit struct {
 	ids      map[string]*ident // role -> identity
 	base     string            // the server's base URL
 	run      string            // a tag making bodies unique across runs
-	seq      *atomicCounter
+	seq      *atomic.Int64
 }
 
 type ident struct {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 )
 
 type options struct {
@@ -37,7 +38,7 @@ func run(args []string) int {
 	fs.StringVar(&o.tokens, "tokens", "", "a JSON `file` of pre-made tokens instead of --provision (see docs/conformance.md)")
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON on stdout instead of lines")
 	fs.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to `file`")
-	fs.StringVar(&o.only, "only", "", "run only this `section` (manifest, envelope, acts, states, record, authority, identity, self_reply, reading, limits, refusals, or a profile's name)")
+	fs.StringVar(&o.only, "only", "", "run only this `section` (manifest, bindings, envelope, acts, states, record, authority, identity, self_reply, reading, limits, refusals, or a profile's name)")
 	fs.StringVar(&profiles, "profile", "", "test only these profiles (comma-separated `names`); default every profile the manifest lists")
 	fs.BoolVar(&o.fast, "fast", false, "skip the checks that wait for time to pass (reply_by, valid_until, waits)")
 	fs.StringVar(&o.mcpStdio, "mcp-stdio", "", "also test MCP over stdio, running this `command` with PARLEY_TOKEN set")
@@ -154,7 +155,7 @@ func conform(o options) ([]result, error) {
 		if err := resolve(h, ids); err != nil {
 			return nil, err
 		}
-		k := &kit{b: b, base: o.url, manifest: manifest, limits: limits, ids: ids, run: tag + "-" + name, seq: new(atomicCounter)}
+		k := &kit{b: b, base: o.url, manifest: manifest, limits: limits, ids: ids, run: tag + "-" + name, seq: new(atomic.Int64)}
 		for _, c := range checks() {
 			profile := ""
 			if isProfile(c.section) {

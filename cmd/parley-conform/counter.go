@@ -1,5 +1,0 @@
-package main
-
-import "sync/atomic"
-
-type atomicCounter = atomic.Int64
