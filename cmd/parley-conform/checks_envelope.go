@@ -65,6 +65,12 @@ func envelopeChecks() []check {
 		{s, "a body of body_max_chars+1 code points is invalid_body", "§3, §9", false, false, func(k *kit) error {
 			return refused(k.post("alice", map[string]any{"kind": "ask", "body": padded(k, k.limit("body_max_chars")+1)}), "invalid_body", "body")
 		}},
+		// Reading: the protocol names neither duplicate keys nor invalid
+		// UTF-8; both are taken as the "unparsable JSON" of §2.2's
+		// invalid_body, since JSON text is UTF-8 (RFC 8259 §8.1) and an
+		// object with a name twice has no one meaning (RFC 8259 §4; I-JSON,
+		// RFC 7493, forbids it). Over MCP invalid UTF-8 is not checked: an
+		// unparsable JSON-RPC request is a JSON-RPC error there (§2).
 		{s, "duplicate keys are invalid_body", "§3", false, false, func(k *kit) error {
 			return refused(raw(k, "alice", fmt.Sprintf(`{"kind":"ask","body":%q,"body":%q}`, k.body("one"), k.body("two"))), "invalid_body", "")
 		}},

@@ -236,6 +236,19 @@ func limitChecks() []check {
 			}
 			return refused(k.post("alice", map[string]any{"kind": "ask", "body": k.body("q"), "provenance": map[string]any{"model": string(big)}}), "invalid_body", "")
 		}},
+		{s, "a thread holding thread_max_messages refuses the next: limit_exceeded", "§9", false, false, func(k *kit) error {
+			n := k.limit("thread_max_messages")
+			if n > 5000 {
+				return errSkip("thread_max_messages %d is too many to post", n)
+			}
+			// A human every tenth message keeps the guard's thread rule out.
+			th, root := k.ask("alice")
+			roles := []string{"human", "bob", "carol", "bob", "carol", "bob", "carol", "bob", "carol", "bob"}
+			for i := 1; i < n; i++ {
+				k.must(roles[i%len(roles)], map[string]any{"kind": "note", "thread": th, "parent": root, "body": k.body("fill")})
+			}
+			return refused(k.post("human", map[string]any{"kind": "note", "thread": th, "parent": root, "body": k.body("one too many")}), "limit_exceeded", "")
+		}},
 		{s, "a reply at level thread_max_depth+1 is limit_exceeded", "§9", false, false, func(k *kit) error {
 			depth := k.limit("thread_max_depth")
 			if depth > 200 {

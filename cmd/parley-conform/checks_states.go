@@ -110,6 +110,56 @@ func stateChecks() []check {
 			}})
 		}
 	}
+	// The same walk as a model: the creator alice for decide, mark and
+	// reopen, bob for answer. Every allowed move is a proposal on top of
+	// the state of record (§5.1, §5.2).
+	for _, act := range []string{"answer", "decide", "mark closed", "mark deferred", "mark obsolete", "mark rejected", "reopen"} {
+		for _, from := range allStates {
+			act, from := act, from
+			out = append(out, check{s, fmt.Sprintf("a model's %s from a confirmed %s", act, from), "§5, §5.1, §5.2", false, false, func(k *kit) error {
+				var row map[string]any
+				for _, t := range list(k.manifest, "states", "transitions") {
+					if str(t, "act") == act {
+						row = obj(t)
+					}
+				}
+				if row == nil {
+					return fmt.Errorf("no row %q in the manifest's transitions", act)
+				}
+				th := k.at(from)
+				env := actEnv(act)
+				env["thread"], env["body"] = th, k.body(act)
+				actor := "alice"
+				if act == "answer" {
+					actor = "bob"
+				}
+				r := k.post(actor, env)
+				allowed := slices.Contains(strs(list(row, "from")), from)
+				switch {
+				case from == "closed" && act != "reopen":
+					return refused(r, "thread_locked", "")
+				case slices.Contains(sideStates, from) && act != "reopen":
+					return refused(r, "thread_ended", "")
+				case slices.Contains(sideStates, from):
+					return refused(r, "thread_authority_missing", "")
+				case act == "answer" && !allowed:
+					if err := accepted(r); err != nil {
+						return err
+					}
+					return expect(str(r.Body, "thread", "state") == from && r.Body["thread"].(map[string]any)["confirmed"] == true,
+						"an answer in %s moved the thread: %s", from, show(r.Body["thread"]))
+				case !allowed:
+					return refused(r, "transition_invalid", "")
+				}
+				if err := accepted(r); err != nil {
+					return err
+				}
+				t := obj(r.Body, "thread")
+				return expect(str(t, "state") == str(row, "to") && t["confirmed"] == false && str(t, "state_of_record") == from,
+					"after a model's %s: state %s confirmed %v record %s, want a proposal of %s on %s", act, str(t, "state"), t["confirmed"], str(t, "state_of_record"), str(row, "to"), from)
+			}})
+		}
+	}
 	return append(out,
 		check{s, "a new thread's first event is its open (from_state null)", "§5, §8.1", false, false, func(k *kit) error {
 			th, _ := k.ask("alice")

@@ -172,3 +172,57 @@ func TestPlantedDefectsAreCaught(t *testing.T) {
 		}
 	})
 }
+
+// TestOutput runs the kit's text output, --only, --profile and its exit
+// statuses against one server.
+func TestOutput(t *testing.T) {
+	t.Parallel()
+	db := dbtest.FreshURL(t, "sqlite")
+	addr := testkit.FreeAddr(t)
+	srv := testkit.Start(t, addr, parleyBin, "serve", "--db", db, "--addr", addr, "--posts-per-minute", "1000000", "--requests-per-minute", "1000000")
+	kit := func(args ...string) (string, int) {
+		cmd := exec.Command(kitBin, args...)
+		cmd.Env = testkit.CleanEnv()
+		out, err := cmd.Output()
+		if exit, ok := err.(*exec.ExitError); ok {
+			return string(out), exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	provision := parleyBin + " token create --db " + shellQuote(db)
+
+	out, code := kit("--url", srv.URL(""), "--provision", provision, "--only", "manifest", "--bindings", "http")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "pass  manifest    http") || !strings.Contains(lines[0], "(§8.2)") {
+		t.Errorf("first line %q: want pass, section, binding, name and protocol section", lines[0])
+	}
+	if !strings.Contains(out, "manifest") || !strings.HasSuffix(strings.TrimSpace(out), "conforms: every check passed") ||
+		strings.Contains(out, "envelope") {
+		t.Errorf("--only manifest output:\n%s", out)
+	}
+
+	out, code = kit("--url", srv.URL(""), "--provision", provision, "--profile", "guard", "--fast", "--bindings", "http", "--json")
+	var rep kitReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.Pass {
+		t.Fatalf("--profile guard: exit %d, %v:\n%.2000s", code, err, out)
+	}
+	sections := map[string]bool{}
+	for _, c := range rep.Checks {
+		sections[c.Section] = true
+	}
+	if !sections["guard"] || !sections["states"] || sections["dialectic"] || sections["witness"] || sections["feed"] {
+		t.Errorf("--profile guard ran sections %v: want the core and guard only", sections)
+	}
+
+	if _, code := kit("--url", srv.URL("")); code != 2 {
+		t.Errorf("without --provision or --tokens: exit %d, want 2", code)
+	}
+	if _, code := kit("--url", "http://"+testkit.FreeAddr(t), "--provision", provision); code != 2 {
+		t.Errorf("with no server: exit %d, want 2", code)
+	}
+}
