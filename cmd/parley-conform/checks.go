@@ -6,7 +6,7 @@ func checks() []check {
 	for _, part := range [][]check{
 		manifestChecks(), bindingChecks(), envelopeChecks(), idempotencyChecks(), actChecks(), stateChecks(), recordChecks(), authorityChecks(),
 		identityChecks(), selfReplyChecks(), readingChecks(), moreReadingChecks(), limitChecks(), refusalChecks(),
-		dialecticChecks(), moreDialecticChecks(), feedChecks(), guardChecks(), moreGuardChecks(), witnessChecks(),
+		dialecticChecks(), moreDialecticChecks(), feedChecks(), streamChecks(), guardChecks(), moreGuardChecks(), witnessChecks(),
 	} {
 		all = append(all, part...)
 	}
