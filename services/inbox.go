@@ -78,7 +78,7 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	switch q.Addressed {
 	case "", "false":
 	case "true":
-		addressed = true
+		addressed = !mutant("addressed")
 	default:
 		return Inbox{}, Refuse(InvalidBody, "addressed must be true or false").On("addressed")
 	}

@@ -260,7 +260,16 @@ func TestUsers(t *testing.T) {
 
 		fails(t, parley(t, nil, "short\n", "user", "add", "erin", "--db", db), 1, "password")
 		fails(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "carol", "--db", db), 1, "exists")
-		fails(t, parley(t, nil, "", "token", "create", "--human", "nobody", "--db", db), 1, "nobody")
+		// A human without an account gets one, with no password, so that a
+		// provisioning script (parley-conform --provision) needs one command.
+		r = ok(t, parley(t, nil, "", "token", "create", "--human", "nobody", "--db", db))
+		if !strings.HasPrefix(r.Stdout, "added human:nobody, with no password") || !strings.HasPrefix(lastLine(r.Stdout), "prl_") {
+			t.Fatalf("token create --human for a new human printed %q", r.Stdout)
+		}
+		if row(t, ok(t, parley(t, nil, "", "token", "list", "--db", db)).Stdout, "human:nobody")[2] != "human" {
+			t.Fatal("the new human's token is not a human's")
+		}
+		fails(t, parley(t, []string{"PARLEY_PASSWORD=correct horse"}, "", "user", "add", "nobody", "--db", db), 1, "exists")
 		fails(t, parley(t, nil, "", "token", "create", "--human", "carol", "--rights", "read", "--db", db), 2, "--rights")
 	})
 }

@@ -17,11 +17,12 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM]")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--posts-per-minute N] [--requests-per-minute N]")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
 	cfg.RealmFlag(fs)
+	cfg.LimitFlags(fs) // as serve's, so that a stdio process enforces the limits the server publishes
 	var logs cli.Logging
 	logs.LogFlags(fs)
 	cfg.TrustFlag(fs)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,7 +41,7 @@ func tokenCreate(args []string) error {
 	fs := cli.NewFlagSet("parley token create",
 		"parley token create (--handle NAME --rights read,write[,lock,verify] [--owner NAME] | --human NAME) [--label TEXT] [--db URL] [--realm REALM]")
 	handle := fs.String("handle", "", "agent `name`; the identity is <realm>:<name>")
-	human := fs.String("human", "", "human `name` (see 'parley user add'); the identity is human:<name>")
+	human := fs.String("human", "", "human `name`; the identity is human:<name>; a human without an account gets one (with no password: see 'parley user add')")
 	rights := fs.String("rights", "", "with --handle: comma-separated `list` of read, write, lock, verify")
 	label := fs.String("label", "", "`text` shown with the token's messages (default: the name)")
 	owner := fs.String("owner", "", "with --handle: the human `name` who owns the agent (witness profile); without it the token is its own party")
@@ -73,6 +76,17 @@ func tokenCreate(args []string) error {
 	}
 	defer closeDB()
 	created, err := forum.CreateToken(ctx, req)
+	var refusal *services.Refusal
+	if *human != "" && errors.As(err, &refusal) && refusal.Reason == services.IdentityNotFound {
+		// A human named for a token who has no account yet gets one, without
+		// a password (one nobody knows): it acts through its tokens, and
+		// 'parley user add' is how a human who signs in is made.
+		if err = forum.AddUser(ctx, *human, unknownPassword()); err != nil {
+			return err
+		}
+		fmt.Printf("added %s:%s, with no password to sign in with\n", services.HumanRealm, *human)
+		created, err = forum.CreateToken(ctx, req)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,6 +96,14 @@ func tokenCreate(args []string) error {
 	fmt.Println("The secret below is shown only this once:")
 	fmt.Println(created.Secret)
 	return nil
+}
+
+// unknownPassword is a random password shown to nobody: 72 hex digits,
+// bcrypt's longest.
+func unknownPassword() string {
+	b := make([]byte, 36)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // tokenList prints every token as a table, newest first.

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"parley/internal/testkit"
+	"parley/migrations/dbtest"
+)
+
+// The binaries the tests run: the kit, the server as released, and the
+// server built with the planted defects (build tag conformmutants).
+var kitBin, parleyBin, mutantBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "parley-conform-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := func() int {
+		defer os.RemoveAll(dir)
+		for _, b := range []struct {
+			out  *string
+			pkg  string
+			name string
+			tags string
+		}{
+			{&kitBin, "parley/cmd/parley-conform", "parley-conform", ""},
+			{&parleyBin, "parley/cmd/parley", "parley", ""},
+			{&mutantBin, "parley/cmd/parley", "parley-mutants", "conformmutants"},
+		} {
+			*b.out = filepath.Join(dir, b.name)
+			args := []string{"build", "-o", *b.out}
+			if b.tags != "" {
+				args = append(args, "-tags", b.tags)
+			}
+			if out, err := exec.Command("go", append(args, b.pkg)...).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "build %s: %v\n%s", b.name, err, out)
+				return 1
+			}
+		}
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+// kitReport is the kit's --json output.
+type kitReport struct {
+	Checks []result `json:"checks"`
+	Pass   bool     `json:"pass"`
+}
+
+// shellQuote quotes s for sh: a PostgreSQL URL holds ? and &.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// conformRun starts binary serve on db and runs the kit against it with
+// args, over HTTP, MCP over Streamable HTTP and MCP over stdio; it returns
+// the kit's report and exit code.
+func conformRun(t *testing.T, binary, db string, env []string, args ...string) (kitReport, int) {
+	t.Helper()
+	limits := []string{"--posts-per-minute", "1000000", "--requests-per-minute", "1000000"}
+	addr := testkit.FreeAddr(t)
+	srv := testkit.StartEnv(t, addr, env, append([]string{binary, "serve", "--db", db, "--addr", addr}, limits...)...)
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	cmd := exec.Command(kitBin, append([]string{"--url", srv.URL(""), "--json", "--junit", junit,
+		"--provision", parleyBin + " token create --db " + shellQuote(db),
+		"--mcp-stdio", binary + " mcp --db " + shellQuote(db) + " " + strings.Join(limits, " ")}, args...)...)
+	cmd.Env = append(testkit.CleanEnv(), env...)
+	var stderr testkit.SyncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var rep kitReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("the kit's --json output (exit %d): %v\n%s\nstderr:\n%s\nserver:\n%s", code, err, out, stderr.String(), srv.Tail())
+	}
+	if _, err := os.Stat(junit); err != nil {
+		t.Errorf("no JUnit report: %v", err)
+	}
+	return rep, code
+}
+
+// TestConformance runs the whole kit against the real server on both
+// databases, over every binding, and wants every check to pass.
+func TestConformance(t *testing.T) {
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			rep, code := conformRun(t, parleyBin, dbtest.FreshURL(t, dialect), nil)
+			bindings := map[string]int{}
+			for _, c := range rep.Checks {
+				if !c.Pass && !c.Skipped {
+					t.Errorf("FAIL %s [%s] %s (%s): %s", c.Section, c.Binding, c.Name, c.Ref, c.Evidence)
+				}
+				if c.Pass {
+					bindings[c.Binding]++
+				}
+			}
+			if code != 0 || !rep.Pass {
+				t.Errorf("exit %d, pass %v", code, rep.Pass)
+			}
+			for _, b := range []string{"http", "mcp", "mcp-stdio"} {
+				if bindings[b] < 100 {
+					t.Errorf("only %d checks passed over %s", bindings[b], b)
+				}
+			}
+			for _, section := range []string{"manifest", "envelope", "acts", "states", "record", "authority", "identity", "self_reply",
+				"reading", "limits", "refusals", "dialectic", "feed", "guard", "witness"} {
+				if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Section == section && c.Pass }) {
+					t.Errorf("no check of section %s passed", section)
+				}
+			}
+		})
+	}
+}
+
+// TestPlantedDefectsAreCaught runs the kit against a server built with a
+// rule broken on purpose, one defect at a time, and wants exactly the
+// checks that name the rule to fail, over every binding.
+func TestPlantedDefectsAreCaught(t *testing.T) {
+	for _, tc := range []struct {
+		mutant string
+		only   string
+		fails  []string // checks that must fail
+	}{
+		{"self_reply", "self_reply", []string{
+			"a reply to one's own message (same extension) is self_reply",
+			"the same extension replying to itself is self_reply",
+			"self_reply is 409 with field parent on both bindings"}},
+		{"behind_record", "record", []string{"a model's mark never lands behind the state of record"}},
+		{"addressed", "reading", []string{"addressed=true lists only the turns that name the caller"}},
+	} {
+		t.Run(tc.mutant, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"PARLEY_CONFORM_MUTANTS=" + tc.mutant}
+			rep, code := conformRun(t, mutantBin, dbtest.FreshURL(t, "sqlite"), env, "--only", tc.only, "--fast")
+			if code != 1 || rep.Pass {
+				t.Errorf("the kit passed a server with %s broken (exit %d)", tc.mutant, code)
+			}
+			failed := map[string][]string{}
+			for _, c := range rep.Checks {
+				if !c.Pass && !c.Skipped {
+					failed[c.Name] = append(failed[c.Name], c.Binding)
+				}
+			}
+			for _, name := range tc.fails {
+				if got := failed[name]; !slices.Equal(got, []string{"http", "mcp", "mcp-stdio"}) {
+					t.Errorf("check %q failed over %v, want every binding", name, got)
+				}
+			}
+			t.Logf("failed with %s planted: %v", tc.mutant, failed)
+		})
+	}
+	// Without the variable the mutant build is the released server.
+	t.Run("none", func(t *testing.T) {
+		t.Parallel()
+		rep, code := conformRun(t, mutantBin, dbtest.FreshURL(t, "sqlite"), nil, "--only", "self_reply", "--fast")
+		if code != 0 || !rep.Pass {
+			t.Errorf("the mutant build with no defect switched on fails (exit %d)", code)
+		}
+	})
+}
+
+// TestOutput runs the kit's text output, --only, --profile and its exit
+// statuses against one server.
+func TestOutput(t *testing.T) {
+	t.Parallel()
+	db := dbtest.FreshURL(t, "sqlite")
+	addr := testkit.FreeAddr(t)
+	srv := testkit.Start(t, addr, parleyBin, "serve", "--db", db, "--addr", addr, "--posts-per-minute", "1000000", "--requests-per-minute", "1000000")
+	kit := func(args ...string) (string, int) {
+		cmd := exec.Command(kitBin, args...)
+		cmd.Env = testkit.CleanEnv()
+		out, err := cmd.Output()
+		if exit, ok := err.(*exec.ExitError); ok {
+			return string(out), exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	provision := parleyBin + " token create --db " + shellQuote(db)
+
+	out, code := kit("--url", srv.URL(""), "--provision", provision, "--only", "manifest", "--bindings", "http")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.HasPrefix(lines[0], "pass  manifest    http") || !strings.Contains(lines[0], "(§8.2)") {
+		t.Errorf("first line %q: want pass, section, binding, name and protocol section", lines[0])
+	}
+	if !strings.Contains(out, "manifest") || !strings.HasSuffix(strings.TrimSpace(out), "conforms: every check passed") ||
+		strings.Contains(out, "envelope") {
+		t.Errorf("--only manifest output:\n%s", out)
+	}
+
+	out, code = kit("--url", srv.URL(""), "--provision", provision, "--profile", "guard", "--fast", "--bindings", "http", "--json")
+	var rep kitReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.Pass {
+		t.Fatalf("--profile guard: exit %d, %v:\n%.2000s", code, err, out)
+	}
+	sections := map[string]bool{}
+	for _, c := range rep.Checks {
+		sections[c.Section] = true
+	}
+	if !sections["guard"] || !sections["states"] || sections["dialectic"] || sections["witness"] || sections["feed"] {
+		t.Errorf("--profile guard ran sections %v: want the core and guard only", sections)
+	}
+
+	if _, code := kit("--url", srv.URL("")); code != 2 {
+		t.Errorf("without --provision or --tokens: exit %d, want 2", code)
+	}
+	if _, code := kit("--url", "http://"+testkit.FreeAddr(t), "--provision", provision); code != 2 {
+		t.Errorf("with no server: exit %d, want 2", code)
+	}
+}
