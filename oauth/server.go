@@ -24,6 +24,7 @@ const (
 	AuthorizePath      = "/oauth/authorize"
 	TokenPath          = "/oauth/token"
 	RevokePath         = "/oauth/revoke"
+	KeysPath           = "/oauth/keys" // the ID tokens' key (keys.go)
 )
 
 // Scopes are the scopes Parley serves: the rights of a token. A client
@@ -57,6 +58,7 @@ type Server struct {
 	issuer   string
 	resource string
 	provider *op.Provider
+	signing  signingKey
 	router   http.Handler
 	fetch    *http.Client
 	log      *slog.Logger
@@ -77,13 +79,14 @@ func New(ctx context.Context, forum *services.Forum, opts Options) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{forum: forum, issuer: issuer, resource: issuer + ResourcePath, log: opts.Logger,
+	s := &Server{forum: forum, issuer: issuer, resource: issuer + ResourcePath, log: opts.Logger, signing: deriveSigningKey(key),
 		fetch: fetcher(opts.MetadataTransport, opts.AllowPrivateClientMetadata)}
 	config := &op.Config{CryptoKey: key, CodeMethodS256: true, GrantTypeRefreshToken: true, SupportedScopes: Scopes}
 	options := []op.Option{
 		op.WithCustomAuthEndpoint(op.NewEndpoint(strings.TrimPrefix(AuthorizePath, "/"))),
 		op.WithCustomTokenEndpoint(op.NewEndpoint(strings.TrimPrefix(TokenPath, "/"))),
 		op.WithCustomRevocationEndpoint(op.NewEndpoint(strings.TrimPrefix(RevokePath, "/"))),
+		op.WithCustomKeysEndpoint(op.NewEndpoint(strings.TrimPrefix(KeysPath, "/"))),
 		op.WithLogger(opts.Logger),
 	}
 	if u.Scheme == "http" {
@@ -105,7 +108,7 @@ func (s *Server) Issuer() string { return s.issuer }
 // Resource is the protected resource's identifier: the /mcp/oauth URL.
 func (s *Server) Resource() string { return s.resource }
 
-// Handler serves the authorization, token and revocation endpoints.
+// Handler serves the authorization, token, revocation and keys endpoints.
 // It reads RFC 8707's resource before the library does (which knows it
 // not), and adds RFC 9207's iss to every authorization response.
 func (s *Server) Handler() http.Handler {
@@ -133,7 +136,7 @@ type validating struct {
 //
 // Reading: a request without scope asks for read and write, the rights
 // of an agent that takes part; openid and the other OpenID scopes are
-// dropped, since Parley issues no ID tokens.
+// dropped, since Parley has no userinfo to give.
 func (v validating) ValidateAuthRequest(ctx context.Context, req *oidc.AuthRequest, _ op.Storage, verifier *op.IDTokenHintVerifier) (string, error) {
 	c, err := v.s.lookupClient(ctx, req.ClientID)
 	if err != nil {
@@ -274,7 +277,7 @@ func (s *Server) ServerMetadata(ctx context.Context) ([]byte, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, err
 	}
-	for _, k := range []string{"userinfo_endpoint", "end_session_endpoint", "jwks_uri", "device_authorization_endpoint", "check_session_iframe",
+	for _, k := range []string{"userinfo_endpoint", "end_session_endpoint", "device_authorization_endpoint", "check_session_iframe",
 		"introspection_endpoint", "introspection_endpoint_auth_methods_supported", "introspection_endpoint_auth_signing_alg_values_supported",
 		"id_token_signing_alg_values_supported", "subject_types_supported", "claims_supported", "request_object_signing_alg_values_supported",
 		"token_endpoint_auth_signing_alg_values_supported", "revocation_endpoint_auth_signing_alg_values_supported", "request_parameter_supported",

@@ -16,8 +16,8 @@ import (
 // storage is zitadel/oidc's op.Storage over services: every call one
 // method of services.Forum, so that all state is in the database.
 //
-// Parley issues no ID tokens (openid is not a scope it serves), so it has
-// no signing key: SigningKey fails and the key set is empty.
+// openid is not a scope Parley serves, but the library signs an ID token
+// at every code exchange all the same: with the derived key of keys.go.
 type storage struct{ s *Server }
 
 var _ op.Storage = storage{}
@@ -111,15 +111,15 @@ func (st storage) GetRefreshTokenInfo(ctx context.Context, clientID, token strin
 	return g.Identity, token, nil
 }
 
-func (st storage) SigningKey(context.Context) (op.SigningKey, error) {
-	return nil, errors.New("parley issues no ID tokens")
-}
+func (st storage) SigningKey(context.Context) (op.SigningKey, error) { return st.s.signing, nil }
 
 func (st storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return nil, nil
+	return []jose.SignatureAlgorithm{jose.EdDSA}, nil
 }
 
-func (st storage) KeySet(context.Context) ([]op.Key, error) { return nil, nil }
+func (st storage) KeySet(context.Context) ([]op.Key, error) {
+	return []op.Key{publicKey{st.s.signing}}, nil
+}
 
 func (st storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := st.s.lookupClient(ctx, id)
@@ -175,7 +175,7 @@ func (s *Server) checkResource(ctx context.Context, want string) error {
 }
 
 // checkScopes keeps the scopes Parley serves, the rights, and drops the
-// OpenID ones: it issues no ID tokens.
+// OpenID ones: Parley has no userinfo to give.
 func checkScopes(scopes []string) []string {
 	return slices.DeleteFunc(slices.Clone(scopes), func(s string) bool { return !slices.Contains(Scopes, s) })
 }

@@ -149,7 +149,8 @@ func (f *Forum) CreateOAuthRequest(ctx context.Context, r OAuthRequest) (OAuthRe
 	r.ID, r.CreatedAt, r.ExpiresAt = "ar_"+randomHex(16), now, now.Add(OAuthRequestLifetime)
 	row := models.OAuthRequest{ID: r.ID, ClientID: r.ClientID, ClientName: r.ClientName, RedirectURI: r.RedirectURI, State: r.State,
 		Scopes: strings.Join(r.Scopes, " "), CodeChallenge: r.CodeChallenge, Resource: r.Resource, CreatedAt: now, ExpiresAt: r.ExpiresAt}
-	if err := f.db.WithContext(ctx).Create(&row).Error; err != nil {
+	// Left NULL until consent and code (a nil []byte is not NULL to every driver).
+	if err := f.db.WithContext(ctx).Omit("token_id", "code_hash", "approved_at").Create(&row).Error; err != nil {
 		return OAuthRequest{}, fmt.Errorf("oauth request: %w", err)
 	}
 	return r, nil

@@ -39,6 +39,7 @@ func (s *server) oauthRoutes(app *fiber.App) {
 	app.Post(oauth.AuthorizePath, protocol)
 	app.Post(oauth.TokenPath, protocol)
 	app.Post(oauth.RevokePath, protocol)
+	app.Get(oauth.KeysPath, protocol)
 	app.All(oauth.ResourcePath, s.mcpRoute(withDeadline(s.mcpAuth, s.timeout)))
 }
 
