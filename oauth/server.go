@@ -119,6 +119,15 @@ func (s *Server) Handler() http.Handler {
 		if r.URL.Path == AuthorizePath {
 			w = &issWriter{ResponseWriter: w, iss: s.issuer}
 		}
+		// This server serves one resource: a token request for any other
+		// (or none) is refused before its code or refresh token is looked
+		// at, with RFC 8707's error.
+		if r.URL.Path == TokenPath && r.Method == http.MethodPost {
+			if err := s.checkResource(r.Context(), s.resource); err != nil {
+				op.RequestError(w, r, err, s.log)
+				return
+			}
+		}
 		s.router.ServeHTTP(w, r)
 	})
 }
