@@ -291,4 +291,3 @@ func TestOAuthClientRegistration(t *testing.T) {
 		}
 	})
 }
-
