@@ -3,6 +3,7 @@ package web
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"parley/internal/connect"
 	"parley/oauth"
 )
 
@@ -51,4 +52,13 @@ func (s *server) consentRoutes(app *fiber.App) {
 	}
 	app.Get(oauth.ConsentPath, s.human, s.consentForm)
 	app.Post(oauth.ConsentPath, s.human, s.consentAnswer)
+}
+
+// oauthSnippets are the tokens page's configurations for OAuth, when the
+// server offers it.
+func (s *server) oauthSnippets(c *fiber.Ctx) []connect.Snippet {
+	if s.oauth == nil || s.mcpAuth == nil {
+		return nil
+	}
+	return connect.ForOAuth(s.oauth.Resource())
 }
