@@ -291,3 +291,52 @@ func TestOAuthClientRegistration(t *testing.T) {
 		}
 	})
 }
+
+// TestOAuthConsentForm: the consent form is a signed-in human's, checked
+// against CSRF; denying sends the client access_denied, with its state
+// and iss; a page of the forum is not shown to someone signed out.
+func TestOAuthConsentForm(t *testing.T) {
+	w := startOAuth(t, dbtest.Fresh(t, "sqlite"), services.Config{})
+	consentID := func() string {
+		resp := w.authorize(t, w.authorizeQuery())
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		return loc.Query().Get("id")
+	}
+	answer := func(form url.Values, cookie string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, w.base+"/oauth/consent", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	id := consentID()
+	if resp := answer(url.Values{"_csrf": {"forged"}, "id": {id}, "handle": {"x"}, "rights": {"read"}, "decision": {"approve"}}, w.cookie); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a forged CSRF token: %d, want 401", resp.StatusCode)
+	}
+	if resp := answer(url.Values{"_csrf": {w.session.CSRF}, "id": {id}, "handle": {"x"}, "rights": {"read"}, "decision": {"approve"}}, ""); resp.StatusCode != http.StatusSeeOther ||
+		!strings.HasPrefix(resp.Header.Get("Location"), "/signin") {
+		t.Fatalf("signed out: %d %q, want 303 to sign in", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err := noFollow.Get(w.base + "/oauth/consent?id=" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/signin?next=") {
+		t.Fatalf("the consent page signed out: %d %q; want 303 to sign in, then back", resp.StatusCode, loc)
+	}
+	resp = answer(url.Values{"_csrf": {w.session.CSRF}, "id": {id}, "decision": {"deny"}}, w.cookie)
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || loc.Query().Get("error") != "access_denied" || loc.Query().Get("state") != "s1" || loc.Query().Get("iss") != w.base {
+		t.Fatalf("deny: %d %q; want 303 with access_denied, state and iss", resp.StatusCode, loc)
+	}
+	if resp := answer(url.Values{"_csrf": {w.session.CSRF}, "id": {id}, "handle": {"x"}, "rights": {"read"}, "decision": {"approve"}}, w.cookie); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("approving a denied request: %d, want 401 token_invalid", resp.StatusCode)
+	}
+}
