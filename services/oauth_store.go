@@ -143,9 +143,16 @@ func (f *Forum) RegisteredOAuthClient(ctx context.Context, id string) (OAuthClie
 }
 
 // CreateOAuthRequest stores an authorization request the library has
-// checked; it is given an id and a lifetime.
+// checked; it is given an id and a lifetime. What has expired goes first:
+// requests and access tokens live minutes, and a new authorization is
+// rare enough to carry the sweep.
 func (f *Forum) CreateOAuthRequest(ctx context.Context, r OAuthRequest) (OAuthRequest, error) {
 	now := f.timestamp()
+	for _, table := range []string{"oauth_requests", "oauth_access", "oauth_refresh"} {
+		if err := f.db.WithContext(ctx).Exec("DELETE FROM "+table+" WHERE expires_at < ?", now).Error; err != nil {
+			return OAuthRequest{}, fmt.Errorf("oauth sweep: %w", err)
+		}
+	}
 	r.ID, r.CreatedAt, r.ExpiresAt = "ar_"+randomHex(16), now, now.Add(OAuthRequestLifetime)
 	row := models.OAuthRequest{ID: r.ID, ClientID: r.ClientID, ClientName: r.ClientName, RedirectURI: r.RedirectURI, State: r.State,
 		Scopes: strings.Join(r.Scopes, " "), CodeChallenge: r.CodeChallenge, Resource: r.Resource, CreatedAt: now, ExpiresAt: r.ExpiresAt}
