@@ -45,7 +45,10 @@ func TestFetchMetadata(t *testing.T) {
 	mux.HandleFunc("/secret.json", doc(srv.URL+"/secret.json", map[string]any{"token_endpoint_auth_method": "client_secret_basic"}))
 	mux.HandleFunc("/none.json", doc(srv.URL+"/none.json", map[string]any{"redirect_uris": []string{}}))
 	mux.HandleFunc("/huge.json", doc(srv.URL+"/huge.json", map[string]any{"padding": strings.Repeat("x", MetadataMaxBytes)}))
-	mux.HandleFunc("/text.json", func(w http.ResponseWriter, _ *http.Request) { w.Header().Set("Content-Type", "text/plain"); w.Write([]byte("{}")) })
+	mux.HandleFunc("/text.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("{}"))
+	})
 	mux.HandleFunc("/moved.json", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/good.json", http.StatusFound) })
 	tr := srv.Client().Transport.(*http.Transport)
 	allowed := &Server{fetch: fetcher(tr, true)}
