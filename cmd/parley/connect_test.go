@@ -289,3 +289,19 @@ func snippetsOn(t *testing.T, page string) map[string]string {
 	}
 	return out
 }
+
+// TestOAuthClientAdd: the operator registers a client on the command
+// line; a bad registration is refused, naming what is wrong.
+func TestOAuthClientAdd(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "parley.db")
+	ok(t, parley(t, nil, "", "migrate", "--db", db))
+	r := ok(t, parley(t, nil, "", "oauth", "client", "add", "--id", "desk-app", "--name", "Desk app",
+		"--redirect-uri", "http://127.0.0.1/cb", "--redirect-uri", "deskapp:/cb", "--db", db))
+	if !strings.Contains(r.Stdout, "registered OAuth client desk-app") {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	fails(t, parley(t, nil, "", "oauth", "client", "add", "--id", "desk-app", "--db", db), 1, "at least one redirect URI")
+	fails(t, parley(t, nil, "", "oauth", "client", "add", "--id", "x", "--redirect-uri", "/relative", "--db", db), 1, "not an absolute URI")
+	fails(t, parley(t, nil, "", "oauth", "client", "add", "--redirect-uri", "http://127.0.0.1/cb", "--db", db), 1, "client id")
+}
