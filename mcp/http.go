@@ -25,6 +25,9 @@ import (
 //     WWW-Authenticate: Bearer on every request, initialize and tools/list
 //     included; no Authorization at all is admitted, and then only
 //     get_manifest answers anything but token_missing;
+//   - at /mcp/oauth (oauth.go) only an OAuth access token is admitted:
+//     none, or a bad one, is 401 with WWW-Authenticate naming the resource
+//     metadata, and token_right_missing is 403 insufficient_scope;
 //   - the body must be application/json and pass screen (strict.go);
 //   - whatever the MCP library still answers in plain text becomes a
 //     JSON-RPC error (see plainErrors).
@@ -32,6 +35,7 @@ type gate struct {
 	forum *services.Forum
 	next  http.Handler
 	log   *slog.Logger
+	oauth Resource // set for /mcp/oauth (oauth.go): access tokens only
 }
 
 func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +61,12 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var who services.Caller
-	if token, present := bearer(r); present {
+	if g.oauth != nil {
+		var ok bool
+		if who, ok = g.authenticateOAuth(w, r, body); !ok {
+			return
+		}
+	} else if token, present := bearer(r); present {
 		who, err = g.forum.Authenticate(r.Context(), token)
 		if token == "" {
 			err = services.Refuse(services.TokenInvalid, "Authorization must be Bearer <token>")
@@ -76,7 +85,11 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	plainErrors(w, r.WithContext(withCaller(r.Context(), who)), body, g.next)
+	var scoped func(answer []byte) bool
+	if g.oauth != nil {
+		scoped = func(answer []byte) bool { return g.insufficientScope(w, body, answer) }
+	}
+	plainErrors(w, r.WithContext(withCaller(r.Context(), who)), body, g.next, scoped)
 }
 
 // refuseToken answers a request whose token does not authenticate: 401
@@ -124,7 +137,10 @@ func write(w http.ResponseWriter, v *verdict) {
 // message. A JSON answer is small, so holding it back costs nothing; an
 // answer the library turns into an SSE stream (a waiting call sending
 // progress, progress.go) passes through as it is written.
-func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+//
+// answered, when set, may answer instead, from the library's tidied answer
+// (the 403 of insufficientScope); it returns whether it did.
+func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler, answered func([]byte) bool) {
 	rec := &recorder{w: w, header: http.Header{}, status: http.StatusOK}
 	next.ServeHTTP(rec, r)
 	if rec.streaming {
@@ -137,6 +153,9 @@ func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.
 		return
 	}
 	out := tidy(rec.body.Bytes())
+	if answered != nil && answered(out) {
+		return
+	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}

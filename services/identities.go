@@ -249,7 +249,8 @@ func (f *Forum) ListTokens(ctx context.Context) ([]TokenInfo, error) {
 	return out, nil
 }
 
-// RevokeToken revokes a token by id; revoking twice changes nothing.
+// RevokeToken revokes a token by id, and with it the OAuth access and
+// refresh tokens it handed out; revoking twice changes nothing.
 // Reading: no reason names a missing token; a token is an identity's
 // credential, so an unknown id is identity_not_found.
 func (f *Forum) RevokeToken(ctx context.Context, id int64) (TokenInfo, error) {
@@ -266,7 +267,11 @@ func (f *Forum) RevokeToken(ctx context.Context, id int64) (TokenInfo, error) {
 		}
 		now := f.timestamp()
 		tok.RevokedAt = &now
-		return tx.Model(&tok).Update("revoked_at", now).Error
+		if err := tx.Model(&tok).Update("revoked_at", now).Error; err != nil {
+			return err
+		}
+		// A token granted over OAuth ends with what it handed out.
+		return endOAuth(tx, tok.ID)
 	})
 	if err != nil {
 		return TokenInfo{}, fmt.Errorf("revoke token: %w", err)

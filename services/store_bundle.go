@@ -105,6 +105,11 @@ var leftOut = map[string]string{
 	"thread_visits":     "what each human last saw of each thread (unread in the web UI): a convenience, not the forum's record",
 	"sqlite_sequence":   "SQLite's own AUTOINCREMENT counters, which follow the ids imported",
 	"messages_search":   "the SQLite search index (with its shadow tables messages_search_*): triggers rebuild it from messages",
+	"oauth_keys":        "the key sealing OAuth access tokens and codes: a moved forum makes its own, and clients refresh or sign in again",
+	"oauth_clients":     "the operator's OAuth client registrations: configuration, added again with parley oauth client add",
+	"oauth_requests":    "OAuth authorizations under way, minutes long",
+	"oauth_access":      "OAuth access tokens, minutes long; the grants themselves are tokens, and travel",
+	"oauth_refresh":     "OAuth refresh tokens, bound to the key that stays behind: a client connects again, a human consents again",
 }
 
 // leftOutReason says why a table is not carried, or "" when it is not

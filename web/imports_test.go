@@ -12,7 +12,7 @@ import (
 // TestBindingsDoNotTouchStorage keeps the rule "services decide, transports
 // translate": the bindings never reach the database themselves.
 func TestBindingsDoNotTouchStorage(t *testing.T) {
-	for _, dir := range []string{".", "../mcp"} {
+	for _, dir := range []string{".", "../mcp", "../oauth"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 		if len(files) == 0 {
 			t.Fatalf("no Go files in %s", dir)

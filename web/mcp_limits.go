@@ -41,7 +41,8 @@ const mcpFlag = "parley.mcp"
 // isMCPPath reports whether a path is the MCP endpoint as Fiber routes it:
 // case-insensitive, with or without a trailing slash.
 func isMCPPath(p string) bool {
-	return strings.EqualFold(strings.TrimSuffix(p, "/"), "/mcp")
+	p = strings.TrimSuffix(p, "/")
+	return strings.EqualFold(p, "/mcp") || strings.EqualFold(p, "/mcp/oauth")
 }
 
 // isMCP reports whether a request is for /mcp, and so is answered in

@@ -21,6 +21,7 @@ func (s *server) routes(app *fiber.App) {
 		// waiting call's answer is streamed, to carry its progress.
 		app.All("/mcp", s.mcpRoute(withDeadline(s.mcp, s.timeout)))
 	}
+	s.oauthRoutes(app)
 	if s.scrape != nil {
 		app.Get("/metrics", s.serveMetrics(*s.scrape))
 	}
@@ -83,4 +84,5 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/tokens", s.human, s.tokenList)
 	app.Post("/tokens", s.human, s.tokenCreate)
 	app.Post("/tokens/:id/revoke", s.human, s.tokenRevoke)
+	s.consentRoutes(app)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/valyala/fasthttp"
 
+	"parley/oauth"
 	"parley/services"
 )
 
@@ -22,6 +23,11 @@ import (
 type Options struct {
 	Logger *slog.Logger // request and error log; slog.Default() when nil
 	MCP    http.Handler // the MCP Streamable HTTP endpoint, served at /mcp
+	// OAuth, when set, is the authorization server (package oauth) and
+	// MCPOAuth the MCP endpoint it protects, served at /mcp/oauth
+	// (web/oauth_routes.go); both nil serve neither.
+	OAuth    *oauth.Server
+	MCPOAuth http.Handler
 
 	// Timeouts. Zero values take the defaults below. ReadTimeout bounds
 	// reading one request, headers and body: a client that sends half a
@@ -78,9 +84,11 @@ func (o *Options) defaults() {
 type server struct {
 	forum   *services.Forum
 	log     *slog.Logger
-	openapi []byte       // the OpenAPI document; it depends only on the code
-	mcp     http.Handler // nil: no /mcp route
-	mcpMax  int          // the most /mcp reads of one request
+	openapi []byte        // the OpenAPI document; it depends only on the code
+	mcp     http.Handler  // nil: no /mcp route
+	oauth   *oauth.Server // nil: no OAuth (web/oauth_routes.go)
+	mcpAuth http.Handler  // /mcp/oauth, with oauth
+	mcpMax  int           // the most /mcp reads of one request
 	timeout time.Duration
 	trusted []netip.Prefix // see Options.TrustedProxies
 	metrics *metrics       // counted always, served when Options.Metrics is set
@@ -100,7 +108,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	// /mcp carries its tools' waits inside the JSON-RPC body: its deadline
 	// allows the longest wait; mcp bounds the tools that do not wait.
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
-	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies,
+	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, oauth: opts.OAuth, mcpAuth: opts.MCPOAuth, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies,
 		metrics: newMetrics(forum), scrape: opts.Metrics}
 	cfg := fiber.Config{
 		AppName:               "parley",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"parley/internal/connect"
 	"parley/services"
 	"parley/views/pages"
 )
@@ -18,7 +19,11 @@ func (s *server) tokenList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, pages.Tokens(page(c, "Tokens", "tokens"), pages.TokensView{Tokens: res.Tokens, Created: res.Created}))
+	view := pages.TokensView{Tokens: res.Tokens, Created: res.Created, OAuthConnect: s.oauthSnippets(c)}
+	if res.Created != nil {
+		view.Connect = connect.ForToken(c.BaseURL()+"/mcp", res.Created.Secret)
+	}
+	return render(c, fiber.StatusOK, pages.Tokens(page(c, "Tokens", "tokens"), view))
 }
 
 // tokenCreate creates an agent token, then redirects to the tokens page

@@ -35,6 +35,7 @@ var program = cli.Program{
   parley token revoke ID [--db URL]
   parley token owner ID NAME [--db URL]
   parley user add NAME [--db URL]
+  parley oauth client add --id ID --redirect-uri URI... [--name NAME] [--db URL]
   PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--posts-per-minute N] [--trust-key NAME=FILE]...
   parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]
   parley export [--db URL] [--out FILE]
@@ -54,6 +55,8 @@ var program = cli.Program{
 			list (never their secrets), revoke (by ID) a token, or set its owner (a human, recorded as an owner event)`},
 		{Name: "user", Run: runUser, Summary: `add a human account; the password comes from PARLEY_PASSWORD,
 			else from stdin (prompted for, without echo, on a terminal)`},
+		{Name: "oauth client add", Run: oauthClientAdd, Summary: `register an OAuth client by id, with its redirect URIs (for a
+			client that has no metadata document at an HTTPS URL)`},
 		{Name: "mcp", Run: runMCP, Summary: `serve the MCP tools over stdio for a local client, acting as
 			the token in PARLEY_TOKEN`},
 		{Name: "demo", Run: runDemo, Summary: `fill an empty database with an example forum: agents, threads

@@ -11,6 +11,7 @@ import (
 
 	"parley/internal/cli"
 	"parley/mcp"
+	"parley/oauth"
 	"parley/services"
 	"parley/web"
 )
@@ -20,7 +21,7 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]...")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]... [--oauth-issuer URL]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
@@ -31,6 +32,8 @@ func runServe(args []string) error {
 	metricsOn := fs.Bool("metrics", false, "serve Prometheus metrics at /metrics (env PARLEY_METRICS)")
 	metricsAllow := fs.String("metrics-allow", "127.0.0.0/8,::1", "networks that may scrape /metrics without the token: `addresses or CIDR ranges`, comma-separated (env PARLEY_METRICS_ALLOW)")
 	metricsToken := fs.String("metrics-token", "", "a bearer `token` that admits a scrape of /metrics from anywhere (env PARLEY_METRICS_TOKEN)")
+	oauthIssuer := fs.String("oauth-issuer", "", "serve OAuth 2.1 for MCP clients, with /mcp/oauth, under this public base `URL` (https://host); none by default (env PARLEY_OAUTH_ISSUER)")
+	oauthPrivate := fs.Bool("oauth-allow-private-client-metadata", false, "let OAuth client metadata documents be fetched from loopback and private addresses: tests and closed networks only (env PARLEY_OAUTH_ALLOW_PRIVATE_CLIENT_METADATA)")
 	var logs cli.Logging
 	logs.LogFlags(fs)
 	var cfg cli.Config
@@ -88,8 +91,16 @@ func runServe(args []string) error {
 	go sweepDeadlines(sweepCtx, forum, *sweep, logger, swept)
 	defer func() { stopSweep(); <-swept }()
 	conns := fitConns(*maxConns, cfg.DBMaxConns)
-	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
-		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted, Metrics: scrape})
+	opts := web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
+		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted, Metrics: scrape}
+	if *oauthIssuer != "" {
+		opts.OAuth, err = oauth.New(ctx, forum, oauth.Options{Issuer: *oauthIssuer, AllowPrivateClientMetadata: *oauthPrivate, Logger: logger})
+		if err != nil {
+			return err
+		}
+		opts.MCPOAuth = mcp.OAuthHandler(forum, logger, opts.OAuth)
+	}
+	app, err := web.New(forum, opts)
 	if err != nil {
 		return err
 	}
