@@ -27,3 +27,10 @@ func PasswordChecks(password string) int {
 	defer passwordChecksMu.Unlock()
 	return passwordChecks[password]
 }
+
+// HorizonSQL and PositionsPerTx let the read-replica test compute the
+// feed's horizon on a standby, where the feed never reads (replicas.go).
+const (
+	HorizonSQL     = horizonSQL
+	PositionsPerTx = positionsPerTx
+)
