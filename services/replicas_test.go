@@ -118,7 +118,11 @@ func TestReadReplicas(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	forum := services.New(primary, services.Config{Standbys: []services.Standby{{Name: "standby", DB: standby}}, ReadMaxLag: time.Hour,
-		Limits: func() services.Limits { l := services.DefaultLimits(); l.RequestsPerMinute, l.PostsPerMinute = 100000, 100000; return l }()})
+		Limits: func() services.Limits {
+			l := services.DefaultLimits()
+			l.RequestsPerMinute, l.PostsPerMinute = 100000, 100000
+			return l
+		}()})
 	forum.StartReplicas(ctx, nil)
 	inRotation := func(f *services.Forum, want bool) func() bool {
 		return func() bool { s := f.Standbys(); return len(s) == 1 && s[0].InService == want }

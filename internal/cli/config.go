@@ -4,8 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -19,8 +19,8 @@ import (
 // Config holds the settings the subcommands share.
 type Config struct {
 	DB         string
-	DBExecMode string // pgx query mode, empty to choose (models.ExecModes)
-	DBListen   string // the LISTEN connection's URL, empty for DB
+	DBExecMode string        // pgx query mode, empty to choose (models.ExecModes)
+	DBListen   string        // the LISTEN connection's URL, empty for DB
 	DBRead     []string      // read replicas' URLs (--db-read-url)
 	ReadMaxLag time.Duration // --db-read-max-lag
 	Realm      string
