@@ -205,8 +205,14 @@ func TestFeedAcrossPaths(t *testing.T) {
 		followers = append(followers, ev, in, sev, sin)
 		ready := make(chan struct{})
 		done.Add(3)
-		go func() { defer done.Done(); followPoll(follow, srv.URL(""), watcher, "/api/v1/events", "events", eventID, ev) }()
-		go func() { defer done.Done(); followPoll(follow, srv.URL(""), watcher, "/api/v1/inbox", "items", turnID, in) }()
+		go func() {
+			defer done.Done()
+			followPoll(follow, srv.URL(""), watcher, "/api/v1/events", "events", eventID, ev)
+		}()
+		go func() {
+			defer done.Done()
+			followPoll(follow, srv.URL(""), watcher, "/api/v1/inbox", "items", turnID, in)
+		}()
 		go func() { defer done.Done(); followStream(follow, srv.URL(""), watcher, sev, sin, ready) }()
 		<-ready
 	}
