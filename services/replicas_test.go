@@ -212,3 +212,85 @@ func TestReadReplicas(t *testing.T) {
 		t.Fatal("after the promotion, a new write is not read from the primary")
 	}
 }
+
+// TestFeedOnStandbyNaiveSkips runs the follower check of the feed against
+// a Forum reading the events on the standby, with the horizon the primary
+// uses: a transaction that took its position first and commits last is
+// skipped there for good — the reason the feed reads stay on the primary —
+// while the follower on the primary is shown everything once.
+func TestFeedOnStandbyNaiveSkips(t *testing.T) {
+	t.Parallel()
+	_, primary, standby := replicated(t)
+	ctx := context.Background()
+	forum, onStandby := services.New(primary, services.Config{}), services.New(standby, services.Config{})
+	tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: "writer", Rights: []services.Right{services.RightRead, services.RightWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, err := forum.Authenticate(ctx, tok.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(body string) {
+		if _, err := forum.Post(ctx, who, []byte(fmt.Sprintf(`{"kind":"ask","body":%q}`, body))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// follow reads the events above cursor, as a follower does, and
+	// returns their ids and the next cursor.
+	follow := func(f *services.Forum, cursor string) ([]string, string) {
+		rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond) // a bound: settle answers what is final by then
+		defer cancel()
+		page, err := f.Events(rctx, who, services.EventsQuery{Since: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, e := range page.Events {
+			ids = append(ids, e.ID)
+		}
+		return ids, page.Cursor
+	}
+	ask("The first")
+	caughtUp(t, primary, standby)
+	_, start := follow(forum, "")
+	pCursor, sCursor := start, start
+
+	// A writer takes its position, and before it commits another commits.
+	sqlDB, _ := primary.DB()
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.ExecContext(ctx, "BEGIN")
+	if _, err := conn.ExecContext(ctx, `INSERT INTO events (seq, thread_id, type, from_state, to_state, origin, label, actor_identity, at)
+		SELECT (pg_current_xact_id()::text::bigint + (SELECT value FROM log_sequence WHERE id = 1)) * $1, thread_id, type, from_state, to_state, origin, label, actor_identity, at
+		FROM events ORDER BY seq LIMIT 1`, services.PositionsPerTx); err != nil {
+		t.Fatal(err)
+	}
+	ask("The second, committed while the first writer is still open")
+	caughtUp(t, primary, standby)
+	var seenP, seenS []string
+	ids, c := follow(forum, pCursor)
+	seenP, pCursor = append(seenP, ids...), c
+	ids, c = follow(onStandby, sCursor)
+	seenS, sCursor = append(seenS, ids...), c
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	caughtUp(t, primary, standby)
+	ids, _ = follow(forum, pCursor)
+	seenP = append(seenP, ids...)
+	ids, _ = follow(onStandby, sCursor)
+	seenS = append(seenS, ids...)
+
+	all, _ := follow(forum, start)
+	if len(all) != 2 || len(seenP) != 2 || seenP[0] == seenP[1] {
+		t.Fatalf("the follower on the primary was shown %v, want each of %v once", seenP, all)
+	}
+	if len(seenS) >= len(all) {
+		t.Fatalf("the follower on the standby was shown %v of %v: the naive horizon no longer skips (replicas.go's Reading is out of date)", seenS, all)
+	}
+	t.Logf("events %v: the follower on the primary was shown %v, on the standby with the primary's horizon %v (it skipped the writer that committed last)", all, seenP, seenS)
+}
