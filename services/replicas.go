@@ -61,6 +61,9 @@ const standbyCheckEvery = 200 * time.Millisecond
 type Standby struct {
 	Name string
 	DB   *gorm.DB
+	// Open connects when DB is nil (the standby did not answer at start):
+	// the checks call it until it answers, then the standby joins.
+	Open func() (*gorm.DB, error)
 }
 
 // replicas routes reads between the primary and its standbys.
@@ -68,6 +71,7 @@ type replicas struct {
 	primary *Forum
 	maxLag  time.Duration
 	views   []*Forum // one per standby: the Forum with the standby's db
+	opens   []func() (*gorm.DB, error)
 	state   []standbyState
 
 	mu      sync.Mutex
@@ -80,12 +84,14 @@ type walSample struct {
 }
 
 type standbyState struct {
-	name   string
-	up     atomic.Bool
-	replay atomic.Uint64 // its last replayed LSN at the last check
-	mu     sync.Mutex
-	why    string // why it is out of rotation, "" in rotation
-	lag    time.Duration
+	name    string
+	up      atomic.Bool
+	opened  atomic.Bool // its view's db is set (see Standby.Open)
+	opening atomic.Bool
+	replay  atomic.Uint64 // its last replayed LSN at the last check
+	mu      sync.Mutex
+	why     string // why it is out of rotation, "" in rotation
+	lag     time.Duration
 }
 
 func (s *standbyState) set(up bool, why string, lag time.Duration) (changed bool) {
@@ -115,6 +121,7 @@ func newReplicas(f *Forum, standbys []Standby, maxLag time.Duration) *replicas {
 		v := &Forum{db: s.DB, realm: f.realm, limits: f.limits, now: f.now, hub: f.hub, queryTimeout: f.queryTimeout,
 			heartbeat: f.heartbeat, digest: f.digest, streams: f.streams, trusted: f.trusted, primary: f}
 		r.views = append(r.views, v)
+		r.opens = append(r.opens, s.Open)
 		r.state[i].name = s.Name
 		r.state[i].why = "not checked yet"
 	}
@@ -167,6 +174,14 @@ func (r *replicas) check(ctx context.Context, log *slog.Logger) {
 	}
 	for i, v := range r.views {
 		s := &r.state[i]
+		if !s.opened.Load() {
+			if v.db != nil {
+				s.opened.Store(true)
+			} else {
+				r.open(i, log)
+				continue
+			}
+		}
 		up, why, lag := r.probe(ctx, v, now)
 		if s.set(up, why, lag) && log != nil {
 			if up {
@@ -176,6 +191,28 @@ func (r *replicas) check(ctx context.Context, log *slog.Logger) {
 			}
 		}
 	}
+}
+
+// open connects to standby i in the background, once at a time; its view
+// gets the connection before the next check reads it (opened).
+func (r *replicas) open(i int, log *slog.Logger) {
+	s := &r.state[i]
+	if r.opens[i] == nil || !s.opening.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.opening.Store(false)
+		db, err := r.opens[i]()
+		if err != nil {
+			s.set(false, "does not answer: "+errorClass(err), 0)
+			return
+		}
+		r.views[i].db = db
+		s.opened.Store(true)
+		if log != nil {
+			log.Info("standby connected", "standby", s.name)
+		}
+	}()
 }
 
 func (r *replicas) probe(ctx context.Context, v *Forum, now time.Time) (bool, string, time.Duration) {

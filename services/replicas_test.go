@@ -2,8 +2,10 @@ package services_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,6 +130,18 @@ func TestReadReplicas(t *testing.T) {
 		return func() bool { s := f.Standbys(); return len(s) == 1 && s[0].InService == want }
 	}
 	within(t, "the standby joins the rotation", inRotation(forum, true))
+	// A standby that did not answer at start joins once it does.
+	var answers atomic.Bool
+	late := services.New(primary, services.Config{Standbys: []services.Standby{{Name: "late", Open: func() (*gorm.DB, error) {
+		if !answers.Load() {
+			return nil, errors.New("connection refused")
+		}
+		return standby, nil
+	}}}})
+	late.StartReplicas(ctx, nil)
+	within(t, "the late standby is reported down", func() bool { return strings.Contains(late.ReplicaProblem(), "does not answer") })
+	answers.Store(true)
+	within(t, "the late standby joins once it answers", inRotation(late, true))
 
 	secret := func(handle string) string {
 		tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: handle, Rights: []services.Right{services.RightRead, services.RightWrite}})

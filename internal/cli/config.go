@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -204,31 +205,42 @@ func (c Config) openStandbys() ([]services.Standby, func(), error) {
 		return nil, nil, Usagef("--db-read-url needs a PostgreSQL --db")
 	}
 	var out []services.Standby
-	var closers []func()
+	var (
+		mu      sync.Mutex
+		closers []func()
+	)
 	closeAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, f := range closers {
 			f()
 		}
 	}
 	for _, raw := range c.DBRead {
-		db, err := models.OpenWith(raw, models.Options{ExecMode: c.DBExecMode})
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("--db-read-url: %w", err)
-		}
-		if c.DBMaxConns > 0 {
-			if err := models.SetPool(db, c.DBMaxConns); err != nil {
-				closeAll()
-				return nil, nil, err
-			}
-		}
-		sqlDB, _ := db.DB()
-		closers = append(closers, func() { sqlDB.Close() })
 		name := "standby"
 		if u, err := url.Parse(raw); err == nil {
 			name = u.Host // no user, no password
 		}
-		out = append(out, services.Standby{Name: name, DB: db})
+		open := func() (*gorm.DB, error) {
+			db, err := models.OpenWith(raw, models.Options{ExecMode: c.DBExecMode})
+			if err == nil && c.DBMaxConns > 0 {
+				err = models.SetPool(db, c.DBMaxConns)
+			}
+			if err != nil {
+				return nil, err
+			}
+			sqlDB, _ := db.DB()
+			mu.Lock()
+			closers = append(closers, func() { sqlDB.Close() })
+			mu.Unlock()
+			return db, nil
+		}
+		db, err := open()
+		if err != nil {
+			// Not fatal: the replica checks connect it once it answers.
+			db = nil
+		}
+		out = append(out, services.Standby{Name: name, DB: db, Open: open})
 	}
 	return out, closeAll, nil
 }
