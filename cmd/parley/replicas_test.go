@@ -193,6 +193,14 @@ func TestFeedAcrossPaths(t *testing.T) {
 	replica := servers[1]
 	eventually(t, "B's standby joins the rotation", func() bool { return readyz(replica) == "ready" })
 
+	// Waiters through PgBouncer (A) woken by posts direct (C).
+	waiter := token("waiter")
+	took := wakeups(t, &httpAgent{t: t, base: servers[0].URL(""), token: waiter}, &httpAgent{t: t, base: servers[2].URL(""), token: writers[0]}, "ainotes:waiter", 20)
+	t.Logf("a waiter through PgBouncer woken by a post direct: median %v, p95 %v, max %v", took[len(took)/2], took[len(took)*95/100], took[len(took)-1])
+	if took[len(took)-1] > wakeBound {
+		t.Fatalf("a waiter through PgBouncer woke late: %v", took)
+	}
+
 	follow, stop := context.WithCancel(ctx)
 	defer stop()
 	var followers []*follower
