@@ -34,3 +34,7 @@ const (
 	HorizonSQL     = horizonSQL
 	PositionsPerTx = positionsPerTx
 )
+
+// PositionSQL selects the transaction's next log position (its one
+// parameter is PositionsPerTx), for the tests that write a position by hand.
+const PositionSQL = positionSQL
