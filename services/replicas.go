@@ -32,6 +32,11 @@ import (
 // range above a cursor); the reads that cost — threads, lists, search —
 // are the ones moved.
 //
+// The thread page, served by a standby, lists its thread's events there
+// with the primary's horizon: a listing read whole at each new version of
+// the thread, not a cursor a follower advances, so it can show an event a
+// moment late but never skip one for good.
+//
 // Reading: read-your-writes. A caller whose identity posted within
 // readYourWritesWindow reads from the primary until a standby has replayed
 // past the primary's WAL insert position at the caller's admission, which
