@@ -128,6 +128,7 @@ func newReplicas(f *Forum, standbys []Standby, maxLag time.Duration) *replicas {
 		r.views = append(r.views, v)
 		r.opens = append(r.opens, s.Open)
 		r.state[i].name = s.Name
+		r.state[i].opened.Store(s.DB != nil)
 		r.state[i].why = "not checked yet"
 	}
 	return r
@@ -180,12 +181,8 @@ func (r *replicas) check(ctx context.Context, log *slog.Logger) {
 	for i, v := range r.views {
 		s := &r.state[i]
 		if !s.opened.Load() {
-			if v.db != nil {
-				s.opened.Store(true)
-			} else {
-				r.open(i, log)
-				continue
-			}
+			r.open(i, log)
+			continue
 		}
 		up, why, lag := r.probe(ctx, v, now)
 		if s.set(up, why, lag) && log != nil {
