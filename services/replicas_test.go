@@ -130,6 +130,18 @@ func TestReadReplicas(t *testing.T) {
 		return func() bool { s := f.Standbys(); return len(s) == 1 && s[0].InService == want }
 	}
 	within(t, "the standby joins the rotation", inRotation(forum, true))
+	// A browser session resolves with replicas too (its admission reads
+	// the same read-your-writes position).
+	if err := forum.AddUser(ctx, "ada", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	session, err := forum.SignIn(ctx, "ada", "correct horse battery", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := forum.SessionCaller(ctx, session.Token); err != nil || got.Caller.Identity != "human:ada" {
+		t.Fatalf("a session with read replicas: %+v, %v", got, err)
+	}
 	// A standby that did not answer at start joins once it does.
 	var answers atomic.Bool
 	late := services.New(primary, services.Config{Standbys: []services.Standby{{Name: "late", Open: func() (*gorm.DB, error) {
