@@ -53,6 +53,10 @@ type Caller struct {
 	session bool // a browser session's caller: Post counts its posts (meterSessionPost)
 
 	due dueProbe // what Admit read of reply-by deadlines (see dueProbe)
+	// wroteAt is the primary's WAL position at admission when the caller's
+	// identity posted recently, else "": its reads need a standby that has
+	// replayed that far (replicas.go).
+	wroteAt string
 }
 
 // Human reports whether the caller is a human, whose marks are never

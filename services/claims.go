@@ -142,6 +142,9 @@ type ClaimsQuery struct {
 // GetClaim reads one claim with its evidence, attestations, refutations
 // and seal.
 func (f *Forum) GetClaim(ctx context.Context, who Caller, claim string) (ClaimView, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ClaimView, error) { return r.GetClaim(ctx, who, claim) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ClaimView{}, err
 	}
@@ -165,6 +168,9 @@ func (f *Forum) GetClaim(ctx context.Context, who Caller, claim string) (ClaimVi
 // Reading: "most recent first" orders by assertion, as claim ids do; a
 // claim's later acts do not move it.
 func (f *Forum) ListClaims(ctx context.Context, who Caller, q ClaimsQuery) (ClaimPage, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ClaimPage, error) { return r.ListClaims(ctx, who, q) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ClaimPage{}, err
 	}

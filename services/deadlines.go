@@ -122,7 +122,8 @@ func (f *Forum) escalateDue(ctx context.Context, who Caller) error {
 	if who.due.known && (who.due.next == nil || f.timestamp().Before(*who.due.next)) {
 		return nil
 	}
-	_, err := f.EscalateDue(ctx)
+	// On a standby's view the escalation writes on the primary.
+	_, err := f.writer().EscalateDue(ctx)
 	return err
 }
 

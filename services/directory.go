@@ -44,6 +44,9 @@ type IdentitiesQuery struct {
 // although `to` still accepts them. An agent's label, badge and owner are
 // those of its newest valid token.
 func (f *Forum) ListIdentities(ctx context.Context, who Caller, q IdentitiesQuery) (IdentityPage, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (IdentityPage, error) { return r.ListIdentities(ctx, who, q) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return IdentityPage{}, err
 	}

@@ -35,3 +35,14 @@ func PasswordChecks(password string) int {
 func (f *Forum) LogAdvanced(ctx context.Context, since int64) (int64, bool, error) {
 	return f.logAdvanced(ctx, since)
 }
+
+// HorizonSQL and PositionsPerTx let the read-replica test compute the
+// feed's horizon on a standby, where the feed never reads (replicas.go).
+const (
+	HorizonSQL     = horizonSQL
+	PositionsPerTx = positionsPerTx
+)
+
+// PositionSQL selects the transaction's next log position (its one
+// parameter is PositionsPerTx), for the tests that write a position by hand.
+const PositionSQL = positionSQL

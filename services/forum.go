@@ -34,6 +34,12 @@ type Config struct {
 	// envelopes, cited as attestation evidence, show as signed
 	// (docs/protocol.md §15.6).
 	TrustedKeys []TrustedKey
+	// Standbys are streaming read replicas of the database (PostgreSQL):
+	// the reads that need no log horizon go to one in rotation
+	// (replicas.go); ReadMaxLag is how far one may lag and stay in
+	// rotation, DefaultReadMaxLag when zero. StartReplicas checks them.
+	Standbys   []Standby
+	ReadMaxLag time.Duration
 }
 
 // Forum carries out every Parley operation against one database. It holds
@@ -56,6 +62,8 @@ type Forum struct {
 	revoked      *revocations  // this process's long-lived calls' tokens, re-checked together (store_revocations.go)
 	keyIDs       atomic.Value  // []string: the signing keys' ids this process has seen (statement_keys.go)
 	trusted      []TrustedKey  // keys whose statements count as signed (statement_trust.go)
+	reads        *replicas     // the read replicas, nil without (replicas.go)
+	primary      *Forum        // on a standby's view, the Forum that writes; nil on the primary
 }
 
 // New builds a Forum over a migrated database.
@@ -84,6 +92,9 @@ func New(db *gorm.DB, cfg Config) *Forum {
 		}
 		return fmt.Sprintf("sha256:%x", sha256.Sum256(raw))
 	})
+	if len(cfg.Standbys) > 0 {
+		f.reads = newReplicas(f, cfg.Standbys, cfg.ReadMaxLag)
+	}
 	return f
 }
 

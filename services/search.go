@@ -102,6 +102,9 @@ type found struct {
 // weighs 1, a body word 0.1); on SQLite the same weights count the matches
 // FTS5 highlights.
 func (f *Forum) Search(ctx context.Context, who Caller, q SearchQuery) (SearchPage, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (SearchPage, error) { return r.Search(ctx, who, q) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return SearchPage{}, err
 	}

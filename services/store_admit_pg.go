@@ -45,12 +45,20 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	if len(names) > 0 {
 		args = append(args, sum[:])
 	}
+	// With read replicas, the WAL position a recent writer's reads need
+	// (replicas.go); without, a constant NULL.
+	wrote := `NULL::text`
+	if f.reads != nil {
+		wrote = recentWriteSQL("tok.identity")
+		args = append(args, now.Add(-f.reads.readYourWritesWindow()))
+	}
 	row := f.db.WithContext(ctx).Raw(`WITH tok AS (
 			SELECT id, secret_hash, identity, author_kind, label, rights, owner, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
 		counted AS (`+counted+`)
 		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.owner, tok.revoked_at, tok.last_used_at,
 			(SELECT count FROM counted WHERE bucket = 'requests'), (SELECT count FROM counted WHERE bucket = 'posts'),
-			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL)
+			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL),
+			`+wrote+`
 		FROM tok`, args...).Row()
 	var (
 		id                         int64
@@ -59,8 +67,9 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		owner                      string
 		revoked, lastUsed, nextDue *time.Time
 		requests, posts            sql.NullInt64
+		wroteAt                    sql.NullString
 	)
-	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue)
+	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, errTokenInvalid()
 	}
@@ -80,7 +89,7 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	rights, _ := ParseRights(rts)
 	return Caller{Identity: identity, Kind: AuthorKind(kind), Rights: rights, Label: label, TokenID: id,
 		Owner: ownerOf(identity, kind, owner),
-		due:   dueProbe{known: true, next: nextDue}}, nil
+		due:   dueProbe{known: true, next: nextDue}, wroteAt: wroteAt.String}, nil
 }
 
 // dueProbe is what a request's admission learned of reply-by deadlines: the

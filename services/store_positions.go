@@ -55,20 +55,61 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 			s.add(pos)
 		}
 	}()
-	if models.IsPostgresDB(tx) {
-		if pos, ok := takeEarlyPosition(tx); ok {
-			return pos, nil
-		}
-		var pos int64
-		err := scanRow(nextPosition.on(tx, positionsPerTx), &pos)
-		if err != nil {
-			return 0, fmt.Errorf("next log position: %w", err)
-		}
-		if pos%positionsPerTx == positionsPerTx-1 {
-			return 0, errors.New("next log position: too many positions in one transaction")
-		}
+	return positionsOf(tx).next(tx)
+}
+
+// logPositions is the log's order, behind one small interface so that its
+// implementation can change without its readers and writers
+// (docs/scaling.md): next hands the writing transaction its next
+// position, horizon bounds what a reader of db may be shown (every
+// position below it is final: no transaction can still commit one).
+// Cursors carry positions; a design past one primary (vector cursors of
+// {shard: position}) replaces both methods and the cursor's encoding.
+type logPositions interface {
+	next(tx *gorm.DB) (int64, error)
+	horizon(ctx context.Context, db *gorm.DB) (int64, error)
+}
+
+// positionsOf is the implementation for db's dialect.
+func positionsOf(db *gorm.DB) logPositions {
+	if models.IsPostgresDB(db) {
+		return xidPositions{}
+	}
+	return counterPositions{}
+}
+
+// xidPositions are PostgreSQL's: transaction ids (see positionsPerTx).
+// lockThreadPG also takes a reply's first position in its lock's batch
+// (takeEarlyPosition), a round trip less, with this same formula.
+type xidPositions struct{}
+
+func (xidPositions) next(tx *gorm.DB) (int64, error) {
+	if pos, ok := takeEarlyPosition(tx); ok {
 		return pos, nil
 	}
+	var pos int64
+	err := scanRow(nextPosition.on(tx, positionsPerTx), &pos)
+	if err != nil {
+		return 0, fmt.Errorf("next log position: %w", err)
+	}
+	if pos%positionsPerTx == positionsPerTx-1 {
+		return 0, errors.New("next log position: too many positions in one transaction")
+	}
+	return pos, nil
+}
+
+func (xidPositions) horizon(ctx context.Context, db *gorm.DB) (int64, error) {
+	var h int64
+	if err := scanRow(db.WithContext(ctx).Raw(horizonSQL, positionsPerTx), &h); err != nil {
+		return 0, fmt.Errorf("log horizon: %w", err)
+	}
+	return h, nil
+}
+
+// counterPositions are SQLite's: one counter row, writers taking turns.
+type counterPositions struct{}
+
+func (counterPositions) next(tx *gorm.DB) (int64, error) {
 	// One statement: the counter incremented and read back (RETURNING,
 	// SQLite 3.35 and later).
 	var seq models.LogSequence
@@ -81,6 +122,16 @@ func nextSeq(tx *gorm.DB) (pos int64, err error) {
 		return 0, errors.New("next log position: counter row missing")
 	}
 	return seq.Value, nil
+}
+
+// horizon is the committed counter's next value: every position below it
+// is committed.
+func (counterPositions) horizon(ctx context.Context, db *gorm.DB) (int64, error) {
+	var seq models.LogSequence
+	if err := db.WithContext(ctx).Where("id = ?", 1).Take(&seq).Error; err != nil {
+		return 0, fmt.Errorf("log horizon: %w", err)
+	}
+	return seq.Value + 1, nil
 }
 
 // settle runs read — a query of rows in ascending log position, which it
@@ -221,16 +272,5 @@ type fixedHorizonKey struct{}
 // SQLite, whose writers take turns, it is the committed counter's next
 // value: every position below it is committed.
 func (f *Forum) horizon(ctx context.Context) (int64, error) {
-	var h int64
-	if !models.IsPostgresDB(f.db) {
-		var seq models.LogSequence
-		if err := f.db.WithContext(ctx).Where("id = ?", 1).Take(&seq).Error; err != nil {
-			return 0, fmt.Errorf("log horizon: %w", err)
-		}
-		return seq.Value + 1, nil
-	}
-	if err := scanRow(f.db.WithContext(ctx).Raw(horizonSQL, positionsPerTx), &h); err != nil {
-		return 0, fmt.Errorf("log horizon: %w", err)
-	}
-	return h, nil
+	return positionsOf(f.db).horizon(ctx, f.db)
 }

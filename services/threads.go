@@ -41,6 +41,9 @@ type ListQuery struct {
 // level in order of creation, or the part of them q asks for (see
 // ThreadQuery). The tree is read in one query.
 func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (ThreadView, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ThreadView, error) { return r.ReadThread(ctx, who, q) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ThreadView{}, err
 	}
@@ -70,6 +73,9 @@ func (f *Forum) ReadThread(ctx context.Context, who Caller, q ThreadQuery) (Thre
 // position, its activity_seq. Bindings send it as an ETag, so a client's
 // unchanged re-read costs one row instead of the tree.
 func (f *Forum) ThreadVersion(ctx context.Context, who Caller, thread string) (string, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (string, error) { return r.ThreadVersion(ctx, who, thread) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return "", err
 	}
@@ -114,6 +120,9 @@ func nest(rows []models.Message) []*Message {
 // this instance's addition, so that a lock holder or a human finds every
 // proposal waiting for them in one call.
 func (f *Forum) ListThreads(ctx context.Context, who Caller, q ListQuery) (ThreadPage, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ThreadPage, error) { return r.ListThreads(ctx, who, q) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ThreadPage{}, err
 	}

@@ -94,6 +94,9 @@ const ExpiringWithin = 7 * 24 * time.Hour
 
 // ClaimBoard reads the verifiers' board, page_default items per section.
 func (f *Forum) ClaimBoard(ctx context.Context, who Caller) (ClaimBoard, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ClaimBoard, error) { return r.ClaimBoard(ctx, who) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ClaimBoard{}, err
 	}

@@ -18,6 +18,9 @@ type OverdueItem struct {
 // Overdue lists the escalated threads whose turn is still open, oldest
 // deadline first (at most page_max), after escalating what is due.
 func (f *Forum) Overdue(ctx context.Context, who Caller) ([]OverdueItem, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) ([]OverdueItem, error) { return r.Overdue(ctx, who) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return nil, err
 	}

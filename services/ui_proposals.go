@@ -34,6 +34,9 @@ type ProposalQueue struct {
 // count only when the page limit cut the list; each reads by an index
 // (threads_unconfirmed, primary keys).
 func (f *Forum) Proposals(ctx context.Context, who Caller) (ProposalQueue, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ProposalQueue, error) { return r.Proposals(ctx, who) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ProposalQueue{}, err
 	}
@@ -102,6 +105,9 @@ func (f *Forum) Proposals(ctx context.Context, who Caller) (ProposalQueue, error
 // a lock holder: the navigation shows it. One count over the partial index
 // threads_unconfirmed.
 func (f *Forum) PendingCount(ctx context.Context, who Caller) (int, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (int, error) { return r.PendingCount(ctx, who) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return 0, err
 	}

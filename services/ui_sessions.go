@@ -192,10 +192,16 @@ func (f *Forum) SessionCaller(ctx context.Context, token string) (Session, error
 	sum := sha256.Sum256([]byte(token))
 	var row struct {
 		models.Session
-		Name string
+		Name    string
+		WroteAt *string `gorm:"->"`
 	}
-	err := f.db.WithContext(ctx).Table("sessions").Select("sessions.*, users.name").
-		Joins("JOIN users ON users.id = sessions.user_id").
+	q := f.db.WithContext(ctx).Table("sessions").Select("sessions.*, users.name")
+	if f.reads != nil {
+		// The WAL position a recent writer's reads need (replicas.go).
+		q = q.Select("sessions.*, users.name, "+recentWriteSQL("'"+HumanRealm+":' || users.name")+" AS wrote_at",
+			f.now().Add(-f.reads.readYourWritesWindow()).UTC())
+	}
+	err := q.Joins("JOIN users ON users.id = sessions.user_id").
 		Where("sessions.token_hash = ? AND sessions.expires_at > ?", sum[:], f.timestamp()).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Session{}, Refuse(TokenInvalid, "your session has ended; sign in again")
@@ -203,7 +209,11 @@ func (f *Forum) SessionCaller(ctx context.Context, token string) (Session, error
 	if err != nil {
 		return Session{}, fmt.Errorf("session: %w", err)
 	}
-	return Session{Token: token, CSRF: row.CSRF, Caller: humanCaller(row.Name)}, nil
+	who := humanCaller(row.Name)
+	if row.WroteAt != nil {
+		who.wroteAt = *row.WroteAt
+	}
+	return Session{Token: token, CSRF: row.CSRF, Caller: who}, nil
 }
 
 // SignOut ends a session.

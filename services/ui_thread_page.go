@@ -26,6 +26,9 @@ type ThreadPageView struct {
 // current version it answers Unchanged at the cost of one row, which is
 // what keeps the page's polling cheap.
 func (f *Forum) ThreadPage(ctx context.Context, who Caller, thread, since string) (ThreadPageView, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (ThreadPageView, error) { return r.ThreadPage(ctx, who, thread, since) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return ThreadPageView{}, err
 	}

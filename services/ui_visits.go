@@ -70,6 +70,9 @@ func (f *Forum) Visit(ctx context.Context, who Caller, thread, lastSeen string) 
 // threads ("th_N"): threads with nothing unread are left out of the map.
 // A thread never visited counts every message by others as unread.
 func (f *Forum) UnreadIn(ctx context.Context, who Caller, threads []string) (map[string]Unread, error) {
+	if v, err, ok := onStandby(f, who, func(r *Forum) (map[string]Unread, error) { return r.UnreadIn(ctx, who, threads) }); ok {
+		return v, err
+	}
 	if err := need(who, RightRead); err != nil {
 		return nil, err
 	}

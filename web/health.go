@@ -63,6 +63,12 @@ func (s *server) readyz(c *fiber.Ctx) error {
 		return writeJSON(c, r.Status, ready)
 	}
 	problem := s.forum.FeedProblem()
+	if standbys := s.forum.Standbys(); standbys != nil {
+		ready.Checks["replicas"] = replicasCheck(standbys)
+		if p := s.forum.ReplicaProblem(); p != "" {
+			problem = strings.TrimPrefix(problem+"; "+p, "; ")
+		}
+	}
 	if problem != "" {
 		ready.Status = "degraded"
 	}
@@ -85,4 +91,29 @@ func (s *server) listenerCheck() check {
 		return check{Status: "degraded", Detail: s.forum.FeedProblem()}
 	}
 	return check{Status: "ok"}
+}
+
+// replicasCheck is the read replicas' state (services.Standbys): ok while
+// every one is in rotation, degraded while reads fall back to the primary
+// for some (correct, without their capacity), unavailable when none
+// serves.
+func replicasCheck(standbys []services.StandbyHealth) check {
+	var out []string
+	up := 0
+	for _, s := range standbys {
+		if s.InService {
+			up++
+			out = append(out, s.Name+": in rotation, lag "+s.Lag.Round(time.Millisecond).String())
+		} else {
+			out = append(out, s.Name+": out of rotation, "+s.Why)
+		}
+	}
+	status := "ok"
+	switch {
+	case up == 0:
+		status = "unavailable"
+	case up < len(standbys):
+		status = "degraded"
+	}
+	return check{Status: status, Detail: strings.Join(out, "; ")}
 }

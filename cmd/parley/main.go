@@ -26,7 +26,7 @@ var program = cli.Program{
 	Name:  "parley",
 	Intro: "Parley is the reference server of the Parley v1 protocol.",
 	Usage: `  parley [serve] [--addr ADDR] [--db URL] [--db-listen-url URL] [--db-exec-mode MODE] [--realm REALM]
-         [--metrics] [--log-format text|json] [--trust-key NAME=FILE]...
+         [--db-read-url URL]... [--db-read-max-lag D] [--metrics] [--log-format text|json] [--trust-key NAME=FILE]...
   parley healthcheck [--url URL]
   parley migrate [--db URL]
   parley token create --handle NAME --rights read,write[,lock,verify] [--owner NAME] [--label TEXT] [--db URL] [--realm REALM]

@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -17,8 +20,10 @@ import (
 // Config holds the settings the subcommands share.
 type Config struct {
 	DB         string
-	DBExecMode string // pgx query mode, empty to choose (models.ExecModes)
-	DBListen   string // the LISTEN connection's URL, empty for DB
+	DBExecMode string        // pgx query mode, empty to choose (models.ExecModes)
+	DBListen   string        // the LISTEN connection's URL, empty for DB
+	DBRead     []string      // read replicas' URLs (--db-read-url)
+	ReadMaxLag time.Duration // --db-read-max-lag
 	Realm      string
 	DBMaxConns int
 	Limits     services.Limits
@@ -92,6 +97,26 @@ func (c Config) ListenURL() string {
 	return c.DB
 }
 
+// ReadFlags adds --db-read-url (repeatable, or a comma-separated list) and
+// --db-read-max-lag, for serve: the streaming standbys that serve the
+// reads needing no log horizon (services/replicas.go).
+func (c *Config) ReadFlags(fs *flag.FlagSet) {
+	fs.Func("db-read-url", "postgres:// `URL` of a streaming standby (hot standby) of --db that serves read_thread, list_threads, search, claims and the pages' reads; repeatable or comma-separated (env PARLEY_DATABASE_READ_URL)",
+		func(v string) error {
+			for _, u := range strings.Split(v, ",") {
+				if u = strings.TrimSpace(u); u == "" {
+					continue
+				}
+				if !models.IsPostgres(u) {
+					return fmt.Errorf("want postgres:// URLs")
+				}
+				c.DBRead = append(c.DBRead, u)
+			}
+			return nil
+		})
+	fs.DurationVar(&c.ReadMaxLag, "db-read-max-lag", services.DefaultReadMaxLag, "a standby replaying more than this `duration` behind --db leaves the rotation until it catches up (env PARLEY_DB_READ_MAX_LAG)")
+}
+
 // PoolFlag adds --db-max-conns.
 func (c *Config) PoolFlag(fs *flag.FlagSet) {
 	fs.IntVar(&c.DBMaxConns, "db-max-conns", models.DefaultMaxConns, "`size` of the database connection pool, all kept open when idle (env PARLEY_DB_MAX_CONNS)")
@@ -163,7 +188,61 @@ func (c Config) Migrated(ctx context.Context) (*services.Forum, []int, func(), e
 		closeDB()
 		return nil, nil, nil, err
 	}
-	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits, TrustedKeys: c.Trusted}), applied, closeDB, nil
+	standbys, closeReads, err := c.openStandbys()
+	if err != nil {
+		closeDB()
+		return nil, nil, nil, err
+	}
+	closeAll := func() { closeReads(); closeDB() }
+	return services.New(db, services.Config{Realm: c.Realm, Limits: c.Limits, TrustedKeys: c.Trusted,
+		Standbys: standbys, ReadMaxLag: c.ReadMaxLag}), applied, closeAll, nil
+}
+
+// openStandbys connects to the read replicas. A standby that does not
+// answer yet is no error: it joins the rotation when it does.
+func (c Config) openStandbys() ([]services.Standby, func(), error) {
+	if len(c.DBRead) > 0 && !models.IsPostgres(c.DB) {
+		return nil, nil, Usagef("--db-read-url needs a PostgreSQL --db")
+	}
+	var out []services.Standby
+	var (
+		mu      sync.Mutex
+		closers []func()
+	)
+	closeAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, f := range closers {
+			f()
+		}
+	}
+	for _, raw := range c.DBRead {
+		name := "standby"
+		if u, err := url.Parse(raw); err == nil {
+			name = u.Host // no user, no password
+		}
+		open := func() (*gorm.DB, error) {
+			db, err := models.OpenWith(raw, models.Options{ExecMode: c.DBExecMode})
+			if err == nil && c.DBMaxConns > 0 {
+				err = models.SetPool(db, c.DBMaxConns)
+			}
+			if err != nil {
+				return nil, err
+			}
+			sqlDB, _ := db.DB()
+			mu.Lock()
+			closers = append(closers, func() { sqlDB.Close() })
+			mu.Unlock()
+			return db, nil
+		}
+		db, err := open()
+		if err != nil {
+			// Not fatal: the replica checks connect it once it answers.
+			db = nil
+		}
+		out = append(out, services.Standby{Name: name, DB: db, Open: open})
+	}
+	return out, closeAll, nil
 }
 
 // CheckSchema refuses a database whose schema is not this build's.

@@ -15,6 +15,8 @@ var EnvVars = map[string]string{
 	"db":                                  "PARLEY_DATABASE_URL",
 	"db-exec-mode":                        "PARLEY_DB_EXEC_MODE",
 	"db-listen-url":                       "PARLEY_DATABASE_LISTEN_URL",
+	"db-read-url":                         "PARLEY_DATABASE_READ_URL",
+	"db-read-max-lag":                     "PARLEY_DB_READ_MAX_LAG",
 	"realm":                               "PARLEY_REALM",
 	"db-max-conns":                        "PARLEY_DB_MAX_CONNS",
 	"max-conns":                           "PARLEY_MAX_CONNS",

@@ -14,7 +14,7 @@ import (
 // list and the environment (a container's or systemd's credentials, a
 // Kubernetes secret mounted as a file). A secret flag added later needs
 // only its name here; ParseFlags does the rest for every command.
-var Secrets = []string{"db", "db-listen-url", "metrics-token"}
+var Secrets = []string{"db", "db-listen-url", "db-read-url", "metrics-token"}
 
 // fileSuffix names the flag and the variable that hold a secret's file.
 const fileSuffix = "-file"

@@ -17,6 +17,12 @@ import (
 type PgBouncer struct {
 	Addr string
 	Log  *SyncBuffer
+
+	t      testing.TB
+	binary string
+	args   []string
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // StartPgBouncer starts Debian's pgbouncer (transaction pooling, trust
@@ -77,19 +83,28 @@ default_pool_size = 40
 		}
 		args = append([]string{"-u", "postgres"}, args...)
 	}
-	cmd := exec.Command(binary, args...)
-	p := &PgBouncer{Addr: addr, Log: &SyncBuffer{}}
+	p := &PgBouncer{Addr: addr, Log: &SyncBuffer{}, t: t, binary: binary, args: args}
+	p.start()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// start runs the pgbouncer process and waits until it listens.
+func (p *PgBouncer) start() {
+	t := p.t
+	t.Helper()
+	cmd := exec.Command(p.binary, p.args...)
 	cmd.Stdout, cmd.Stderr = p.Log, p.Log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	p.cmd, p.exited = cmd, exited
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
+		if c, err := net.Dial("tcp", p.Addr); err == nil {
 			c.Close()
-			return p
+			return
 		}
 		select {
 		case <-exited:
@@ -97,9 +112,19 @@ default_pool_size = 40
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("pgbouncer never listened on %s:\n%s", addr, p.Log.String())
+			t.Fatalf("pgbouncer never listened on %s:\n%s", p.Addr, p.Log.String())
 		}
 	}
+}
+
+func (p *PgBouncer) stop() { p.cmd.Process.Kill(); <-p.exited }
+
+// Restart kills the pooler (every client connection through it breaks,
+// as in a crash or a hard restart) and starts it again on the same port.
+func (p *PgBouncer) Restart() {
+	p.t.Helper()
+	p.stop()
+	p.start()
 }
 
 // URL is raw (a URL of the server behind the pooler) through the pooler.
