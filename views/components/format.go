@@ -169,14 +169,20 @@ func Cut(s string, n int) string {
 // first line; a one-line title that long is cut on a word, with "…". (A
 // root of exactly 80 characters gets the "…" too: the title alone cannot
 // tell it was not cut, and the message itself is on the page.)
+//
+// It is plain text: Markdown in the first line shows as the words it
+// renders to (PlainText), never as raw `**`, backticks or "[…](…)".
 func Headline(title string) string {
 	if first, _, ok := strings.Cut(strings.TrimSpace(title), "\n"); ok {
-		return strings.TrimSpace(first)
+		return PlainText(strings.TrimSpace(first))
 	}
+	plain := PlainText(title)
 	if utf8.RuneCountInString(title) < 80 {
-		return title
+		return plain
 	}
-	return Cut(title, 79)
+	// The title was cut: its last word may be cut too, so the headline
+	// ends on a word boundary before it, with "…".
+	return Cut(plain, min(79, utf8.RuneCountInString(plain)-1))
 }
 
 // Count says how many of a thing there are: "1 message", "3 messages".

@@ -115,3 +115,19 @@ func RefusesText(th services.Thread) string {
 	}
 	return ""
 }
+
+// bodyBelowTitle is what the root message shows under the page's h1: the
+// h1 is its first line, so the body goes on from the second (ok true; ""
+// when the root is that one line). A root whose first line the headline
+// does not hold whole (one cut with "…") shows all of it (ok false).
+func bodyBelowTitle(m, parent *services.Message, o TreeOptions) (string, bool) {
+	if parent != nil || m.Parent != nil || o.Headline == "" {
+		return "", false
+	}
+	body := strings.TrimSpace(m.Body)
+	first, rest, _ := strings.Cut(body, "\n")
+	if PlainText(strings.TrimSpace(first)) != o.Headline {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}

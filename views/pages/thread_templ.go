@@ -439,6 +439,7 @@ func treeOptions(v ThreadView) components.TreeOptions {
 	return components.TreeOptions{
 		Thread: v.Thread.ID, Cards: components.ClaimCards(v.Thread, v.Claims, v.Viewer),
 		Viewer: v.Viewer.Identity, Seen: seen, CanReply: CanReply(v.Thread, v.Viewer),
+		Headline: components.Headline(v.Thread.Title),
 	}
 }
 
