@@ -1,9 +1,11 @@
 package components
 
 import (
+	"context"
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -58,3 +60,11 @@ func AvatarShape(kind services.AuthorKind) string {
 	}
 	return "square"
 }
+
+// asker is the kind of author who opened the thread.
+func asker(th services.Thread) services.AuthorKind {
+	return services.KindOfIdentity(th.CreatedBy.Identity)
+}
+
+// now is the time pages are rendered at.
+func now(context.Context) time.Time { return time.Now() }

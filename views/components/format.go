@@ -192,3 +192,24 @@ func Count(n int, thing string) string {
 	}
 	return strconv.Itoa(n) + " " + thing + "s"
 }
+
+// DueText says when an answer is due, as people say it: "due in 40 min",
+// or "overdue by 5 min" once the time has passed.
+func DueText(due, now time.Time, late bool) string {
+	if due.After(now) && !late {
+		return "due " + Ago(due, now)
+	}
+	if ago := Ago(due, now); strings.HasSuffix(ago, " ago") {
+		if !due.After(now) {
+			return "overdue by " + strings.TrimSuffix(ago, " ago")
+		}
+	}
+	return "overdue"
+}
+
+func replyWord(n int) string {
+	if n == 1 {
+		return "reply"
+	}
+	return "replies"
+}
