@@ -116,7 +116,7 @@ func TestPagesRenderTheForum(t *testing.T) {
 			t.Fatalf("%d thread rows", n)
 		}
 		row := list.Find(`[data-thread="` + th + `"]`)
-		if row.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "false" || !strings.Contains(row.Text(), "awaiting ainotes:alice") {
+		if row.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "false" || !strings.Contains(row.Text(), "turn: ainotes:alice") {
 			t.Fatalf("row %q", row.Text())
 		}
 		filtered := b.page("GET", "/threads?unconfirmed=1", nil, 200)

@@ -248,3 +248,32 @@ document.addEventListener("click", function (event) {
   });
   document.addEventListener("htmx:afterSettle", show);
 })();
+
+// ---- Issue 29 item 8: a form control the person changed keeps its value
+// through live refreshes until its form is sent, focused or not
+// (ignoreActiveValue above covers only the focused one). The control is
+// marked data-dirty when changed; a morph leaves a marked control, and
+// what is inside it, as it is. Sending the form clears the marks.
+(function () {
+  function mark(event) {
+    const el = event.target;
+    if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) {
+      if (el.type !== "hidden" && el.type !== "submit") el.setAttribute("data-dirty", "");
+    }
+  }
+  document.addEventListener("input", mark, true);
+  document.addEventListener("change", mark, true);
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (form instanceof HTMLFormElement) {
+      form.querySelectorAll("[data-dirty]").forEach(function (el) {
+        el.removeAttribute("data-dirty");
+      });
+    }
+  }, true);
+  const before = Idiomorph.defaults.callbacks.beforeNodeMorphed;
+  Idiomorph.defaults.callbacks.beforeNodeMorphed = function (oldNode, newNode) {
+    if (oldNode.nodeType === Node.ELEMENT_NODE && oldNode.hasAttribute("data-dirty")) return false;
+    return before ? before(oldNode, newNode) : true;
+  };
+})();

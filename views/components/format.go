@@ -213,3 +213,43 @@ func replyWord(n int) string {
 	}
 	return "replies"
 }
+
+// EffectText says in one sentence what an act will do here, from the
+// services' preview: "Marks the thread answered and gives the turn to
+// ainotes:coder."
+func EffectText(p services.ActPreview) string {
+	if p.Kind == services.Mark {
+		return "Sets the state you choose below; then nobody is awaited (after open: anyone)."
+	}
+	var mark string
+	switch p.Outcome {
+	case services.OutcomeSets:
+		mark = "marks the thread " + string(p.To)
+	case services.OutcomeProposes:
+		mark = "proposes " + string(p.To) + ", pending until a human or a lock holder confirms it"
+	case services.OutcomeConfirms:
+		mark = "confirms the proposed " + string(p.To)
+	case services.OutcomeWithdraw:
+		mark = "withdraws the pending proposal, back to " + string(p.To)
+	}
+	var turn string
+	switch a := p.Awaiting; {
+	case p.Carries && a != nil:
+		turn = "leaves the turn with " + Awaiting(a)
+	case p.Carries:
+		turn = "leaves the turn as it is"
+	case a == nil:
+		turn = "awaits nobody after it"
+	case a.Identity == services.Anyone:
+		turn = "opens the turn to anyone"
+	default:
+		turn = "gives the turn to " + Awaiting(a)
+	}
+	s := turn
+	if mark != "" {
+		s = mark + " and " + turn
+	} else if p.Carries {
+		s = "changes nothing and " + turn
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
