@@ -333,11 +333,11 @@ func TestReplyFormDefaultsToANote(t *testing.T) {
 		if kind := page.Find(`#reply-kind option[selected]`).AttrOr("value", ""); kind != "note" {
 			t.Fatalf("the reply form opens on %q", kind)
 		}
-		if effect := page.Find(`[data-testid="act-effect"]`).Text(); !strings.Contains(effect, "note — state: none") {
+		if effect := page.Find(`[data-testid="act-effect"]`).Text(); !strings.HasPrefix(effect, "Changes nothing") {
 			t.Fatalf("effect %q", effect)
 		}
 		answer := page.Find(`#reply-kind option[value="answer"]`).AttrOr("data-effect", "")
-		if !strings.Contains(answer, "answered") || !strings.Contains(answer, "awaits") {
+		if answer != "Marks the thread answered and gives the turn to ainotes:alice." {
 			t.Fatalf("the answer option says %q", answer)
 		}
 	})

@@ -80,3 +80,9 @@ func TestHeadlineIsPlainText(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadlineKeepsMarkupAsText(t *testing.T) {
+	if got := Headline("<script>alert(1)</script> Which port?"); got != "<script>alert(1)</script> Which port?" {
+		t.Errorf("Headline = %q", got)
+	}
+}

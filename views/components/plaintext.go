@@ -40,11 +40,14 @@ func PlainText(line string) string {
 				b.Write(seg.Value(src))
 			}
 			return ast.WalkSkipChildren, nil
-		case *ast.CodeBlock, *ast.FencedCodeBlock:
+		case *ast.CodeBlock, *ast.FencedCodeBlock, *ast.HTMLBlock:
 			lines := n.Lines()
 			for i := 0; i < lines.Len(); i++ {
 				seg := lines.At(i)
 				b.Write(seg.Value(src))
+			}
+			if h, ok := n.(*ast.HTMLBlock); ok && h.HasClosure() {
+				b.Write(h.ClosureLine.Value(src))
 			}
 			return ast.WalkSkipChildren, nil
 		}
