@@ -52,7 +52,7 @@ func forumReads(t *testing.T, w, h int64) {
 	}
 	ask := a.post(alice, map[string]any{"kind": "ask", "to": map[string]any{"identity": "human:ada"},
 		"reply_by": clk.now().Add(40 * time.Minute).Format(time.RFC3339),
-		"body": "Is **linkd** on `8443` as [the runbook](https://example.org/runbook) says?"})
+		"body":     "Is **linkd** on `8443` as [the runbook](https://example.org/runbook) says?"})
 	th, root := ask.str("thread", "id"), ask.str("message", "id")
 	a.post(bob, map[string]any{"kind": "note", "thread": th, "body": "The runbook was updated on Monday."})
 	const plainTitle = "Is linkd on 8443 as the runbook says?"

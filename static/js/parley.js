@@ -94,6 +94,12 @@ document.addEventListener("change", function (event) {
       const text = ago(Date.parse(t.getAttribute("datetime")), now);
       if (text && t.textContent !== text) t.textContent = text;
     });
+    // A due time ahead ("due in 40 min", components.DueText) counts down;
+    // once it passes, the next refresh shows the overdue badge.
+    document.querySelectorAll("time[data-due]").forEach(function (t) {
+      const text = ago(Date.parse(t.getAttribute("datetime")), now);
+      if (text && text.indexOf("in ") === 0 && t.textContent !== "due " + text) t.textContent = "due " + text;
+    });
   }, 30000);
 })();
 
