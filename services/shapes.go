@@ -69,6 +69,12 @@ type Thread struct {
 	RecordSetBy       string `json:"-"`
 	RecordOrigin      string `json:"-"`
 	RecordConfirmedBy string `json:"-"`
+
+	// DueAt is the open turn's deadline (the reply_by of the ask that
+	// opened it, guard profile), before and after it passes; nil when the
+	// turn has none. The wire shape says only overdue_since; the web UI
+	// shows "due in 40 min" ahead of it.
+	DueAt *time.Time `json:"-"`
 }
 
 // Message is a stored envelope. Replies is set only by read_thread.
@@ -197,6 +203,7 @@ func (f *Forum) threadShape(th models.Thread, now time.Time) Thread {
 		RecordConfirmedBy: th.RecordConfirmedBy,
 
 		OverdueSince: overdueSince(th, now),
+		DueAt:        utc(th.ReplyBy),
 		Guard:        GuardActive,
 	}
 	if f.paused(th) {

@@ -48,3 +48,20 @@ func (f *Forum) Overdue(ctx context.Context, who Caller) ([]OverdueItem, error) 
 	}
 	return out, nil
 }
+
+// OverdueCount is how many threads wait past their deadline: the open
+// turn's reply_by has passed and the thread has not ended. The navigation
+// shows it; it reads, and escalates nothing.
+func (f *Forum) OverdueCount(ctx context.Context, who Caller) (int, error) {
+	if err := need(who, RightRead); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := f.db.WithContext(ctx).Model(&models.Thread{}).
+		Where("reply_by IS NOT NULL AND reply_by <= ?", f.timestamp()).
+		Where("record_state NOT IN ?", terminalStates()).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("overdue count: %w", err)
+	}
+	return int(n), nil
+}

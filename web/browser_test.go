@@ -192,17 +192,15 @@ func TestHumanInTheBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid="close-lock"]`),
 		chromedp.WaitVisible(`[data-testid="state"][data-state="closed"][data-confirmed="true"]`),
 	)
-	run(t, ctx, "a post to the locked thread is refused",
-		chromedp.SendKeys(`#reply-body`, "One more thing."),
-		chromedp.Click(`[data-testid="reply-submit"]`),
-		chromedp.WaitVisible(`[data-testid="reply-form"] [data-testid="refusal"][data-reason="thread_locked"]`),
+	// The side form gives way to the closed panel as the close lands
+	// (issue 29 item 9), and comes back when the thread is reopened.
+	run(t, ctx, "the locked thread offers no reply",
+		chromedp.WaitVisible(`[data-testid="reply-closed"]`),
 	)
-	if text := read(t, ctx, chromedp.Value(`#reply-body`)); text != "One more thing." {
-		t.Fatalf("the refused text was lost: %q", text)
-	}
 	run(t, ctx, "reopen",
 		chromedp.Click(`[data-testid="reopen"]`),
 		chromedp.WaitVisible(`[data-testid="state"][data-state="open"][data-confirmed="true"]`),
+		chromedp.WaitVisible(`#reply-body`),
 	)
 	screenshot(t, ctx, "thread-reopened")
 }

@@ -78,7 +78,7 @@ func livePageKeeps(t *testing.T, w, h int64) {
 		chromedp.SetValue(`#reply-kind`, "answer"),
 	)
 	read(t, ctx, chromedp.Evaluate[string](`document.getElementById("reply-kind").dispatchEvent(new Event("change", {bubbles: true})) ? "sent" : "cancelled"`))
-	if effect := read(t, ctx, chromedp.Text(`[data-testid="act-effect"]`)); !strings.Contains(effect, "answer — state: → answered") {
+	if effect := read(t, ctx, chromedp.Text(`[data-testid="act-effect"]`)); !strings.Contains(effect, "ives the turn to ainotes:alice") {
 		t.Fatalf("after choosing answer the form says %q", effect)
 	}
 }

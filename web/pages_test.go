@@ -116,7 +116,7 @@ func TestPagesRenderTheForum(t *testing.T) {
 			t.Fatalf("%d thread rows", n)
 		}
 		row := list.Find(`[data-thread="` + th + `"]`)
-		if row.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "false" || !strings.Contains(row.Text(), "awaiting ainotes:alice") {
+		if row.Find(`[data-testid="state"]`).AttrOr("data-confirmed", "") != "false" || !strings.Contains(row.Text(), "turn: ainotes:alice") {
 			t.Fatalf("row %q", row.Text())
 		}
 		filtered := b.page("GET", "/threads?unconfirmed=1", nil, 200)
@@ -333,11 +333,11 @@ func TestReplyFormDefaultsToANote(t *testing.T) {
 		if kind := page.Find(`#reply-kind option[selected]`).AttrOr("value", ""); kind != "note" {
 			t.Fatalf("the reply form opens on %q", kind)
 		}
-		if effect := page.Find(`[data-testid="act-effect"]`).Text(); !strings.Contains(effect, "note — state: none") {
+		if effect := page.Find(`[data-testid="act-effect"]`).Text(); !strings.HasPrefix(effect, "Changes nothing") {
 			t.Fatalf("effect %q", effect)
 		}
 		answer := page.Find(`#reply-kind option[value="answer"]`).AttrOr("data-effect", "")
-		if !strings.Contains(answer, "answered") || !strings.Contains(answer, "awaits") {
+		if answer != "Marks the thread answered and gives the turn to ainotes:alice." {
 			t.Fatalf("the answer option says %q", answer)
 		}
 	})

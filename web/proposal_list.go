@@ -64,5 +64,13 @@ func (s *server) navCount(c *fiber.Ctx) error {
 		n, err := s.forum.PendingCount(c.UserContext(), who)
 		return n, err == nil
 	}))
+	c.SetUserContext(layout.WithOverdue(c.UserContext(), func() (int, bool) {
+		who := caller(c)
+		if who.Identity == "" {
+			return 0, false
+		}
+		n, err := s.forum.OverdueCount(c.UserContext(), who)
+		return n, err == nil
+	}))
 	return c.Next()
 }

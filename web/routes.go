@@ -67,6 +67,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/threads/:thread", s.human, s.threadShow)
 	app.Get("/threads/:thread/live", s.human, s.threadLive)
 	app.Get("/threads/:thread/reply", s.human, s.threadReplyForm)
+	app.Get("/threads/:thread/aside", s.human, s.threadAside)
 	app.Post("/threads/:thread/messages", s.human, s.threadPost)
 	app.Get("/threads/:thread/claim", s.human, s.threadClaimForm)
 	app.Post("/threads/:thread/claim", s.human, s.threadClaimPost)

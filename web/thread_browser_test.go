@@ -290,10 +290,10 @@ func TestReplyRefusalKeepsTheText(t *testing.T) {
 					t.Fatalf("%s: the choices became %s/%s", how, kind, state)
 				}
 				msg := read(t, ctx, chromedp.Text(`#reply [data-testid="refusal"] p`))
-				if !strings.Contains(msg, "A state goes only with the act mark") {
+				if !strings.Contains(msg, "Only a mark sets a state") {
 					t.Fatalf("%s: the refusal says %q", how, msg)
 				}
-				if small := read(t, ctx, chromedp.Text(`#reply [data-testid="refusal"] small`)); !strings.Contains(small, "invalid_body") {
+				if small := read(t, ctx, chromedp.Evaluate[string](`document.querySelector('#reply [data-testid="refusal"] small').textContent`)); !strings.Contains(small, "invalid_body") {
 					t.Fatalf("%s: the small print says %q", how, small)
 				}
 				if n := a.ok(200, "GET", "/api/v1/threads/"+th, a.token("reader"), nil).get("thread", "message_count"); n != float64(1) {

@@ -36,7 +36,11 @@ func (s *server) threadList(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	list := components.ThreadList{Threads: res.Threads, Unread: unread, LiveURL: withQuery(c, map[string]string{"live": "1", "v": version})}
+	last, err := s.forum.LastPosts(c.UserContext(), caller(c), ids)
+	if err != nil {
+		return err
+	}
+	list := components.ThreadList{Threads: res.Threads, Unread: unread, Last: last, Viewer: caller(c), LiveURL: withQuery(c, map[string]string{"live": "1", "v": version})}
 	if res.Cursor != nil {
 		list.Next = withQuery(c, map[string]string{"cursor": *res.Cursor, "live": "", "v": ""})
 	}

@@ -44,6 +44,13 @@ func (s *server) threadPost(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusOK).SendString("")
 	}
 	fresh := components.ReplyForm{Thread: thread, Kind: services.Note, Posted: posted.Message.ID, CSRF: form.CSRF}
+	if err := s.withPreviews(c, &fresh); err != nil {
+		return err
+	}
+	if !fresh.Offers(services.Note) && !fresh.Offers(services.Mark) {
+		// The act closed the thread: the form gives way to the word saying so.
+		return render(c, fiber.StatusOK, components.ClosedReply(posted.Thread))
+	}
 	return render(c, fiber.StatusOK, components.ReplyFormView(fresh))
 }
 
@@ -61,10 +68,20 @@ func (s *server) refusedReply(c *fiber.Ctx, form components.ReplyForm, r *servic
 		form.Quote = components.Find(v.Messages, form.Parent)
 	}
 	if isFragment(c) {
+		if err := s.withPreviews(c, &form); err != nil {
+			return err
+		}
+		if !form.Inline && !form.Offers(services.Note) && !form.Offers(services.Mark) {
+			return render(c, fiber.StatusOK, components.ClosedReply(v.Thread))
+		}
 		return render(c, fiber.StatusOK, components.ReplyFormView(form))
 	}
 	form.Inline = false
-	return s.threadPage(c, r.Status, v, "", asideForm(c, v, form))
+	aside, err := s.asideForm(c, v, form)
+	if err != nil {
+		return err
+	}
+	return s.threadPage(c, r.Status, v, "", aside)
 }
 
 // formEnvelope turns the form into an envelope. A state is sent whenever

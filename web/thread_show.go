@@ -1,7 +1,7 @@
 package web
 
 import (
-	"slices"
+	"errors"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -24,7 +24,10 @@ func (s *server) threadShow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	form := asideForm(c, v, components.ReplyForm{Parent: c.Query("parent"), Kind: services.Note})
+	form, err := s.asideForm(c, v, components.ReplyForm{Parent: c.Query("parent"), Kind: services.Note})
+	if err != nil {
+		return err
+	}
 	return s.threadPage(c, fiber.StatusOK, v, seen, form)
 }
 
@@ -46,29 +49,83 @@ func (s *server) visit(c *fiber.Ctx, v services.ThreadPageView) (string, error) 
 
 // asideForm is the form beside a thread: the reply form (f, completed
 // here), or with ?claim= the form to act on that claim (where the claims
-// page's links lead). A thread whose state of record takes no reply gets
-// a word instead of the form; one that takes only a re-mark and a reopen
-// offers those acts alone.
-func asideForm(c *fiber.Ctx, v services.ThreadPageView, f components.ReplyForm) templ.Component {
+// page's links lead). The form offers the acts the services preview as
+// admitted here (withPreviews); a thread that takes neither a reply nor a
+// mark (closed) gets a word instead of the form.
+func (s *server) asideForm(c *fiber.Ctx, v services.ThreadPageView, f components.ReplyForm) (templ.Component, error) {
 	if c.Query("claim") != "" {
-		return components.ClaimFormView(claimForm(c, v.Thread.ID))
+		return components.ClaimFormView(claimForm(c, v.Thread.ID)), nil
 	}
-	who := caller(c)
 	f.Thread, f.CSRF = v.Thread.ID, csrfToken(c)
 	if f.Parent != "" {
 		f.ParentLabel, f.Quote = f.Parent, components.Find(v.Messages, f.Parent)
 	}
-	if pages.CanReply(v.Thread, who) {
-		return components.ReplyFormView(f)
+	if err := s.withPreviews(c, &f); err != nil {
+		return nil, err
 	}
-	f.Offer = services.Admitted(v.Thread, who, components.Kinds)
-	if !slices.Contains(f.Offer, services.Mark) {
-		return components.ClosedReply(v.Thread)
+	return asideLive(v.Thread, f), nil
+}
+
+// asideLive is the reply form, or the closed panel when the thread takes
+// neither a reply nor a mark, in the region that follows the thread.
+func asideLive(th services.Thread, f components.ReplyForm) templ.Component {
+	if !f.Offers(services.Note) && !f.Offers(services.Mark) {
+		return components.AsideLive(th.ID, components.PreviewVersion(f, true), components.ClosedReply(th))
 	}
-	if !slices.Contains(f.Offer, f.Kind) {
-		f.Kind = services.Mark
+	return components.AsideLive(th.ID, components.PreviewVersion(f, false), components.ReplyFormView(f))
+}
+
+// threadAside answers the aside's live region: 204 while the form offers
+// what it did (v), else the form again, with what was typed in it (sent
+// by hx-include), offering what the thread now admits.
+func (s *server) threadAside(c *fiber.Ctx) error {
+	v, err := s.forum.ThreadPage(c.UserContext(), caller(c), c.Params("thread"), "")
+	if err != nil {
+		return err
 	}
-	return components.ReplyFormView(f)
+	f := components.ReplyForm{
+		Thread: v.Thread.ID, Parent: c.Query("parent"), Kind: services.Kind(c.Query("kind")),
+		State: services.State(c.Query("state")), Body: c.Query("body"), CSRF: csrfToken(c),
+	}
+	if f.Kind == "" {
+		f.Kind = services.Note
+	}
+	if f.Parent != "" {
+		f.ParentLabel, f.Quote = f.Parent, components.Find(v.Messages, f.Parent)
+	}
+	if err := s.withPreviews(c, &f); err != nil {
+		return err
+	}
+	closed := !f.Offers(services.Note) && !f.Offers(services.Mark)
+	if components.PreviewVersion(f, closed) == c.Query("v") {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return render(c, fiber.StatusOK, asideLive(v.Thread, f))
+}
+
+// withPreviews asks the services which acts the form may offer under its
+// parent, and what each would do; the chosen act stays when offered, else
+// falls to note, else to the first offered.
+func (s *server) withPreviews(c *fiber.Ctx, f *components.ReplyForm) error {
+	prev, err := s.forum.PreviewActs(c.UserContext(), caller(c), f.Thread, f.Parent, components.Kinds)
+	var r *services.Refusal
+	if errors.As(err, &r) && f.Parent != "" && r.Reason == services.MessageNotFound {
+		// A ?parent= that names no message of the thread: the root's form.
+		f.Parent, f.ParentLabel, f.Quote = "", "", nil
+		prev, err = s.forum.PreviewActs(c.UserContext(), caller(c), f.Thread, "", components.Kinds)
+	}
+	if err != nil {
+		return err
+	}
+	f.Previews = prev
+	switch {
+	case f.Offers(f.Kind):
+	case f.Offers(services.Note):
+		f.Kind = services.Note
+	case len(prev) > 0:
+		f.Kind = prev[0].Kind
+	}
+	return nil
 }
 
 // threadLive answers the live region's polling: 204 while the thread is
@@ -112,7 +169,11 @@ func (s *server) threadReplyForm(c *fiber.Ctx) error {
 	}
 	// A casual reply changes nothing: note is the default act, and the form
 	// says what another act would do before it is sent.
-	return render(c, fiber.StatusOK, components.ReplyFormView(components.ReplyForm{
+	form := components.ReplyForm{
 		Thread: view.Thread.ID, Parent: parent, ParentLabel: parent, Quote: quote, Inline: true, Kind: services.Note, CSRF: csrfToken(c),
-	}))
+	}
+	if err := s.withPreviews(c, &form); err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, components.ReplyFormView(form))
 }

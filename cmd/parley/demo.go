@@ -79,10 +79,11 @@ func fillDemo(cfg cli.Config, addr string, serving bool) error {
 	}
 
 	d := &demo{forum: forum, callers: map[string]services.Caller{}, messages: map[string]ref{}, claims: map[string]string{}, threads: map[string]services.Thread{}}
-	tokens, err := d.cast(ctx)
+	tokens, err := d.cast(ctx, password)
 	if err != nil {
 		return err
 	}
+	defer d.forum.SignOut(context.WithoutCancel(ctx), d.session)
 	for i, s := range demoScript {
 		if err := d.run(ctx, s); err != nil {
 			// %v, not %w: exitCode would show a wrapped refusal's message
@@ -130,13 +131,15 @@ type demo struct {
 	claims   map[string]string          // claim ids, by the names of their asserts
 	threads  map[string]services.Thread // the latest shape of each, by key
 	order    []string                   // thread keys in the order they were opened
+	session  string                     // the human's session, ended once the script ran
 }
 
-// cast creates the tokens and returns the agents' secrets in the order of
-// demoAgents. The human acts through a token too, made with CreateToken
-// and resolved with Authenticate as every caller is; it is not printed,
-// since ada signs in with her password.
-func (d *demo) cast(ctx context.Context) ([]string, error) {
+// cast creates the agents' tokens and returns their secrets in the order
+// of demoAgents. The human acts as she would in the browser: signed in
+// with her password, a session that run ends (see signOut). She gets no
+// token: one would sit on her tokens page, never shown, with nothing to
+// say what it was (issue 29 item 13).
+func (d *demo) cast(ctx context.Context, password string) ([]string, error) {
 	var secrets []string
 	for _, a := range demoAgents {
 		rights, err := services.ParseRights(a.rights)
@@ -149,8 +152,12 @@ func (d *demo) cast(ctx context.Context) ([]string, error) {
 		}
 		secrets = append(secrets, secret)
 	}
-	_, err := d.enrol(ctx, demoHuman, services.TokenRequest{Human: demoHuman, Label: "parley demo"})
-	return secrets, err
+	session, err := d.forum.SignIn(ctx, demoHuman, password, "parley demo")
+	if err != nil {
+		return nil, fmt.Errorf("sign %s in: %w", demoHuman, err)
+	}
+	d.callers[demoHuman], d.session = session.Caller, session.Token
+	return secrets, nil
 }
 
 func (d *demo) enrol(ctx context.Context, name string, req services.TokenRequest) (string, error) {

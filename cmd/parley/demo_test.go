@@ -47,6 +47,18 @@ func TestDemo(t *testing.T) {
 				}
 			}
 
+			// ada acts through a session the run ends, never a token: her
+			// tokens page holds nothing she did not make (issue 29 item 13).
+			issued, err := forum.ListTokens(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tok := range issued {
+				if tok.Identity == "human:ada" {
+					t.Errorf("demo left a token for human:ada: %+v", tok)
+				}
+			}
+
 			threads := allThreads(t, forum)
 			if len(threads) < 8 {
 				t.Fatalf("demo made %d threads, want at least 8", len(threads))

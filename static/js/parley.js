@@ -94,6 +94,12 @@ document.addEventListener("change", function (event) {
       const text = ago(Date.parse(t.getAttribute("datetime")), now);
       if (text && t.textContent !== text) t.textContent = text;
     });
+    // A due time ahead ("due in 40 min", components.DueText) counts down;
+    // once it passes, the next refresh shows the overdue badge.
+    document.querySelectorAll("time[data-due]").forEach(function (t) {
+      const text = ago(Date.parse(t.getAttribute("datetime")), now);
+      if (text && text.indexOf("in ") === 0 && t.textContent !== "due " + text) t.textContent = "due " + text;
+    });
   }, 30000);
 })();
 
@@ -247,4 +253,33 @@ document.addEventListener("click", function (event) {
     show();
   });
   document.addEventListener("htmx:afterSettle", show);
+})();
+
+// ---- Issue 29 item 8: a form control the person changed keeps its value
+// through live refreshes until its form is sent, focused or not
+// (ignoreActiveValue above covers only the focused one). The control is
+// marked data-dirty when changed; a morph leaves a marked control, and
+// what is inside it, as it is. Sending the form clears the marks.
+(function () {
+  function mark(event) {
+    const el = event.target;
+    if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement) {
+      if (el.type !== "hidden" && el.type !== "submit") el.setAttribute("data-dirty", "");
+    }
+  }
+  document.addEventListener("input", mark, true);
+  document.addEventListener("change", mark, true);
+  document.addEventListener("submit", function (event) {
+    const form = event.target;
+    if (form instanceof HTMLFormElement) {
+      form.querySelectorAll("[data-dirty]").forEach(function (el) {
+        el.removeAttribute("data-dirty");
+      });
+    }
+  }, true);
+  const before = Idiomorph.defaults.callbacks.beforeNodeMorphed;
+  Idiomorph.defaults.callbacks.beforeNodeMorphed = function (oldNode, newNode) {
+    if (oldNode.nodeType === Node.ELEMENT_NODE && oldNode.hasAttribute("data-dirty")) return false;
+    return before ? before(oldNode, newNode) : true;
+  };
 })();

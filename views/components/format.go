@@ -169,14 +169,20 @@ func Cut(s string, n int) string {
 // first line; a one-line title that long is cut on a word, with "…". (A
 // root of exactly 80 characters gets the "…" too: the title alone cannot
 // tell it was not cut, and the message itself is on the page.)
+//
+// It is plain text: Markdown in the first line shows as the words it
+// renders to (PlainText), never as raw `**`, backticks or "[…](…)".
 func Headline(title string) string {
 	if first, _, ok := strings.Cut(strings.TrimSpace(title), "\n"); ok {
-		return strings.TrimSpace(first)
+		return PlainText(strings.TrimSpace(first))
 	}
+	plain := PlainText(title)
 	if utf8.RuneCountInString(title) < 80 {
-		return title
+		return plain
 	}
-	return Cut(title, 79)
+	// The title was cut: its last word may be cut too, so the headline
+	// ends on a word boundary before it, with "…".
+	return Cut(plain, min(79, utf8.RuneCountInString(plain)-1))
 }
 
 // Count says how many of a thing there are: "1 message", "3 messages".
@@ -185,4 +191,65 @@ func Count(n int, thing string) string {
 		return "1 " + thing
 	}
 	return strconv.Itoa(n) + " " + thing + "s"
+}
+
+// DueText says when an answer is due, as people say it: "due in 40 min",
+// or "overdue by 5 min" once the time has passed.
+func DueText(due, now time.Time, late bool) string {
+	if due.After(now) && !late {
+		return "due " + Ago(due, now)
+	}
+	if ago := Ago(due, now); strings.HasSuffix(ago, " ago") {
+		if !due.After(now) {
+			return "overdue by " + strings.TrimSuffix(ago, " ago")
+		}
+	}
+	return "overdue"
+}
+
+func replyWord(n int) string {
+	if n == 1 {
+		return "reply"
+	}
+	return "replies"
+}
+
+// EffectText says in one sentence what an act will do here, from the
+// services' preview: "Marks the thread answered and gives the turn to
+// ainotes:coder."
+func EffectText(p services.ActPreview) string {
+	if p.Kind == services.Mark {
+		return "Sets the state you choose below; then nobody is awaited (after open: anyone)."
+	}
+	var mark string
+	switch p.Outcome {
+	case services.OutcomeSets:
+		mark = "marks the thread " + string(p.To)
+	case services.OutcomeProposes:
+		mark = "proposes " + string(p.To) + ", pending until a human or a lock holder confirms it"
+	case services.OutcomeConfirms:
+		mark = "confirms the proposed " + string(p.To)
+	case services.OutcomeWithdraw:
+		mark = "withdraws the pending proposal, back to " + string(p.To)
+	}
+	var turn string
+	switch a := p.Awaiting; {
+	case p.Carries && a != nil:
+		turn = "leaves the turn with " + Awaiting(a)
+	case p.Carries:
+		turn = "leaves the turn as it is"
+	case a == nil:
+		turn = "awaits nobody after it"
+	case a.Identity == services.Anyone:
+		turn = "opens the turn to anyone"
+	default:
+		turn = "gives the turn to " + Awaiting(a)
+	}
+	s := turn
+	if mark != "" {
+		s = mark + " and " + turn
+	} else if p.Carries {
+		s = "changes nothing and " + turn
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
 }

@@ -46,7 +46,7 @@ func TestCut(t *testing.T) {
 
 func TestHeadline(t *testing.T) {
 	cut := "Naming: the service is `shortener` in the design doc and `linkd` in the repo. Wh"
-	if got, want := Headline(cut), "Naming: the service is `shortener` in the design doc and `linkd` in the repo…"; got != want {
+	if got, want := Headline(cut), "Naming: the service is shortener in the design doc and linkd in the repo…"; got != want {
 		t.Errorf("Headline(%q) = %q, want %q", cut, got, want)
 	}
 	if got := Headline("Which port?\n\n443 is the proxy's, and 8080 is parley's own; what is left for linkd"); got != "Which port?" {
@@ -62,5 +62,27 @@ func TestCount(t *testing.T) {
 		if got := Count(n, "message"); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestHeadlineIsPlainText(t *testing.T) {
+	for _, c := range []struct{ title, want string }{
+		{"Is **bold** fine?", "Is bold fine?"},
+		{"Run `make test` first", "Run make test first"},
+		{"See [the docs](https://example.org/d) now", "See the docs now"},
+		{"Visit https://example.org please", "Visit https://example.org please"},
+		{"List<String> & <b>x</b>", "List<String> & <b>x</b>"},
+		{"First line *em*\nsecond line", "First line em"},
+		{"plain", "plain"},
+	} {
+		if got := Headline(c.title); got != c.want {
+			t.Errorf("Headline(%q) = %q, want %q", c.title, got, c.want)
+		}
+	}
+}
+
+func TestHeadlineKeepsMarkupAsText(t *testing.T) {
+	if got := Headline("<script>alert(1)</script> Which port?"); got != "<script>alert(1)</script> Which port?" {
+		t.Errorf("Headline = %q", got)
 	}
 }

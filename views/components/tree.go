@@ -87,7 +87,7 @@ func Find(ms []*services.Message, id string) *services.Message {
 func PlainRefusal(r *services.Refusal, kind services.Kind) string {
 	switch {
 	case r.Reason == services.InvalidBody && r.Field == "state" && kind != services.Mark:
-		return "A state goes only with the act mark. Choose mark to set the thread's state, or set State to — to send this " + string(kind) + "."
+		return "Only a mark sets a state: choose mark, or send this " + string(kind) + " without a state."
 	case r.Reason == services.InvalidBody && r.Field == "state":
 		return "Choose the state this mark sets."
 	case r.Reason == services.InvalidBody && r.Field == "body":
@@ -97,7 +97,7 @@ func PlainRefusal(r *services.Refusal, kind services.Kind) string {
 	case r.Reason == services.ThreadEnded:
 		return "This thread has ended: it takes only a reopen or a re-mark. Your text is kept below."
 	case r.Reason == services.TransitionInvalid:
-		return "The thread cannot move to that state from where it is now."
+		return "The thread cannot move to that state from where it is now: choose another state, or another act."
 	case r.Reason == services.SelfReply:
 		return "That is your own message: reply to someone else's."
 	}
@@ -114,4 +114,20 @@ func RefusesText(th services.Thread) string {
 		return "A thread that has ended accepts only a reopen (by a lock holder or a human) and a human's re-mark."
 	}
 	return ""
+}
+
+// bodyBelowTitle is what the root message shows under the page's h1: the
+// h1 is its first line, so the body goes on from the second (ok true; ""
+// when the root is that one line). A root whose first line the headline
+// does not hold whole (one cut with "…") shows all of it (ok false).
+func bodyBelowTitle(m, parent *services.Message, o TreeOptions) (string, bool) {
+	if parent != nil || m.Parent != nil || o.Headline == "" {
+		return "", false
+	}
+	body := strings.TrimSpace(m.Body)
+	first, rest, _ := strings.Cut(body, "\n")
+	if PlainText(strings.TrimSpace(first)) != o.Headline {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
 }

@@ -25,6 +25,22 @@ func pending(ctx context.Context) (int, bool) {
 	return 0, false
 }
 
+// overdueKey holds how to count the threads past their deadline.
+type overdueKey struct{}
+
+// WithOverdue lets the navigation count the overdue threads, as
+// WithPending the proposals.
+func WithOverdue(ctx context.Context, count func() (n int, ok bool)) context.Context {
+	return context.WithValue(ctx, overdueKey{}, count)
+}
+
+func overdue(ctx context.Context) (int, bool) {
+	if count, ok := ctx.Value(overdueKey{}).(func() (int, bool)); ok {
+		return count()
+	}
+	return 0, false
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // currentPage marks the navigation link of the page shown.

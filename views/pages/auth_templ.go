@@ -183,7 +183,7 @@ func Setup(p layout.Page, token, name string, refusal *services.Refusal) templ.C
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" pattern=\"[a-z0-9][a-z0-9._\\-]{0,63}\" autocomplete=\"username\" required autofocus><p class=\"hint\">Lower-case letters, digits, dot, dash, underscore. You will be human:name.</p></div><div class=\"field\"><label for=\"password\">Password</label> <input id=\"password\" type=\"password\" name=\"password\" minlength=\"8\" maxlength=\"72\" autocomplete=\"new-password\" required></div><button type=\"submit\">Create and sign in</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" pattern=\"[a-z0-9][a-z0-9._\\-]{0,63}\" title=\"Lower-case letters and digits, then also dot, dash or underscore; at most 64 characters\" autocomplete=\"username\" required autofocus><p class=\"hint\">Lower-case letters, digits, dot, dash, underscore. You will be human:name.</p></div><div class=\"field\"><label for=\"password\">Password</label> <input id=\"password\" type=\"password\" name=\"password\" minlength=\"8\" maxlength=\"72\" autocomplete=\"new-password\" required></div><button type=\"submit\">Create and sign in</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
