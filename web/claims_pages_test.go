@@ -76,7 +76,7 @@ func TestClaimPages(t *testing.T) {
 		hx := []string{"HX-Request", "true", "X-CSRF-Token", b.csrf}
 		refused := b.page("POST", "/threads/"+th+"/claim", url.Values{"claim": {cl}, "kind": {"verify"}, "body": {"Sealed."}, "evidence_kind": {"url"}}, 200, hx...)
 		if refused.Find(`[data-testid="claim"][data-claim="`+cl+`"] [data-testid="claim-slot"] [data-testid="refusal"]`).AttrOr("data-reason", "") != "evidence_required" ||
-			refused.Find(`#act-form-` + cl + `-body`).Text() != "Sealed." {
+			refused.Find(`#act-form-`+cl+`-body`).Text() != "Sealed." {
 			t.Fatalf("no evidence: %q", refused.Text())
 		}
 		opinion := b.page("POST", "/threads/"+th+"/claim", url.Values{"claim": {cl}, "kind": {"verify"}, "body": {"Sealed."}, "evidence_kind": {"note"}, "evidence_note": {"trust me"}}, 200, hx...)
