@@ -61,7 +61,9 @@ func (c Claim) ownParty(who Caller) bool {
 //
 // Reading: "the verifier queue orders by what is closest to quorum"
 // (issue 25); support breaks ties, as the claim a verifier can most
-// likely confirm.
+// likely confirm. The board orders the page_default newest supported
+// claims so: counting parties in SQL for every claim would cost the board
+// a query over all verifications.
 func sortByQuorum(claims []Claim) {
 	slices.SortStableFunc(claims, func(a, b Claim) int {
 		ha, na := a.Quorum()

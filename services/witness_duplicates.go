@@ -27,7 +27,7 @@ import (
 // reply reads it in the statement that reads its parent (parentWithRecent)
 // and pays no round trip for the rule. A party is an owner's messages, or
 // an ownerless identity's (partyOf): "author_owner = party" is the first,
-// "author_owner = '' AND author_identity = party" the second (and a
+// an empty author_owner and "author_identity = party" the second (and a
 // human's messages from before owners existed). Its arguments are
 // partyProbe.args, in order.
 const partyRecent = `(SELECT id FROM (SELECT id, body_hash FROM messages

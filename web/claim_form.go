@@ -1,6 +1,7 @@
 package web
 
 import (
+	"net/url"
 	"slices"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,7 +17,8 @@ import (
 func (s *server) threadClaimForm(c *fiber.Ctx) error {
 	claim := c.Query("claim")
 	if !isFragment(c) {
-		return c.Redirect("/claims/"+claim+"?act="+c.Query("act")+"#act-"+claim, fiber.StatusSeeOther)
+		claim = url.PathEscape(claim)
+		return c.Redirect("/claims/"+claim+"?act="+string(knownAct(c.Query("act")))+"#act-"+claim, fiber.StatusSeeOther)
 	}
 	cl, err := s.forum.ClaimForPeople(c.UserContext(), caller(c), claim)
 	if err != nil {

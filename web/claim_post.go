@@ -61,7 +61,7 @@ func (s *server) threadClaimPost(c *fiber.Ctx) error {
 // claimCard is a claim as the viewer sees it, its acts opening in place,
 // with an open form or a status line under it.
 func (s *server) claimCard(c *fiber.Ctx, cl services.Claim, standalone bool, form *components.ClaimForm, outcome *components.ClaimOutcome) components.ClaimCard {
-	return components.ClaimCard{Claim: cl, Offers: cl.Offers(caller(c)), Standalone: standalone, InPlace: true, Form: form, Outcome: outcome, CSRF: csrfToken(c)}
+	return components.ClaimCard{Claim: cl, Offers: cl.Offers(caller(c)), Standalone: standalone, InPlace: true, Form: form, Outcome: outcome}
 }
 
 // claimEnvelope turns the form into an envelope. A form whose pointer and

@@ -23,7 +23,7 @@ type ClaimForm struct {
 	Claim        string
 	Statement    string
 	Status       services.ClaimStatus
-	Standalone   bool // on a page away from the thread: the claim is shown again there so
+	Standalone   bool // away from the thread (the claim's page): the claim it becomes shows its statement
 	Act          services.Kind
 	Body         string
 	EvidenceKind services.EvidenceKind

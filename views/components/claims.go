@@ -22,7 +22,6 @@ type ClaimCard struct {
 	InPlace bool
 	Form    *ClaimForm    // the form open under the claim (the claim's page, without JavaScript)
 	Outcome *ClaimOutcome // what the viewer's act just did, in the form's place
-	CSRF    string
 }
 
 // ClaimOutcome is the status line a posted claim form becomes: the act,
