@@ -482,7 +482,8 @@ func TestFailedClaimActLeavesNothingBehind(t *testing.T) {
 }
 
 // TestClaimOffers: what the web UI offers on a claim is exactly what Post
-// accepts from that caller, for every status and for the claimant.
+// accepts from that caller, for every status and for the claimant, but a
+// party's second verify, which counts once.
 func TestClaimOffers(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")
@@ -515,6 +516,14 @@ func TestClaimOffers(t *testing.T) {
 					// Try it in a transaction rolled back afterwards: the act
 					// must be accepted exactly when offered.
 					err := w.dryRun(who, env{"kind": string(kind), "thread": th, "claim": id, "body": "try", "evidence": proof("https://y")})
+					// The one exception: a party's second verify is accepted,
+					// and counts once (§15.3), so it is not offered.
+					again := kind == services.Verify && slices.ContainsFunc(w.claim(id).Verifications, func(v services.Verification) bool {
+						return services.PartyOf(v.Owner, v.Identity) == who.Party()
+					})
+					if again && err == nil && !slices.Contains(offered, kind) {
+						continue
+					}
 					if (err == nil) != slices.Contains(offered, kind) {
 						t.Fatalf("claim after %v, %s: offered %v, but %s answers %v", setup, name, offered, kind, err)
 					}
