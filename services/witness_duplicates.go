@@ -26,13 +26,17 @@ import (
 // the newest message whose body hash is hash: a scalar subquery, so that a
 // reply reads it in the statement that reads its parent (parentWithRecent)
 // and pays no round trip for the rule. A party is an owner's messages, or
-// an ownerless identity's (partyOf): "author_owner = party" is the first,
-// an empty author_owner and "author_identity = party" the second (and a
-// human's messages from before owners existed). Its arguments are
-// partyProbe.args, in order.
-const partyRecent = `(SELECT id FROM (SELECT id, body_hash FROM messages
-	WHERE (author_owner = ? OR (author_owner = '' AND author_identity = ?)) AND created_at >= ?
-	ORDER BY id DESC LIMIT ?) r WHERE body_hash = ? ORDER BY id DESC LIMIT 1)`
+// an ownerless identity's (partyOf): the first branch reads those whose
+// author_owner is the party (messages_owner), the second those of the
+// identity stored without an owner (messages_author; also a human's from
+// before owners existed). Two branches, each along its index, rather than
+// one OR that neither index serves. Its arguments are partyProbe.args, in
+// order.
+const partyRecent = `(SELECT id FROM (SELECT id, body_hash FROM (
+	SELECT id, body_hash FROM (SELECT id, body_hash FROM messages WHERE author_owner = ? AND created_at >= ? ORDER BY id DESC LIMIT ?) o
+	UNION ALL
+	SELECT id, body_hash FROM (SELECT id, body_hash FROM messages WHERE author_identity = ? AND author_owner = '' AND created_at >= ? ORDER BY id DESC LIMIT ?) i
+	) u ORDER BY id DESC LIMIT ?) r WHERE body_hash = ? ORDER BY id DESC LIMIT 1)`
 
 var partyRecentRow = fixed("SELECT " + partyRecent)
 
@@ -46,7 +50,9 @@ type partyProbe struct {
 	hash  string
 }
 
-func (p partyProbe) args() []any { return []any{p.party, p.party, p.since, p.n, p.hash} }
+func (p partyProbe) args() []any {
+	return []any{p.party, p.since, p.n, p.party, p.since, p.n, p.n, p.hash}
+}
 
 // partyProbe is the probe for who's body hash at now.
 func (f *Forum) partyProbe(who Caller, hash string, now time.Time) partyProbe {
