@@ -36,8 +36,12 @@ func dialecticScenario() []errataStep {
 		post("alice", map[string]any{"kind": "attest", "thread": "th_1", "claim": "cl_1", "from": map[string]any{"extension": "w2"}, "body": "Mine.", "evidence": ev("https://x/a")}, services.SelfAttest, map[string]any{"error.field": "claim"}),
 		post("vera", map[string]any{"kind": "verify", "thread": "th_1", "claim": "cl_1", "body": "Sealed."}, services.EvidenceRequired, map[string]any{"error.field": "evidence"}),
 		post("vera", map[string]any{"kind": "verify", "thread": "th_1", "claim": "cl_1", "body": "Sealed.", "evidence": []map[string]any{{"kind": "note", "note": "trust me"}}}, services.InvalidBody, map[string]any{"error.field": "evidence[0].ref"}),
+		// The witness profile's quorum of 2 (§15.3): one party's verify is
+		// recorded and the claim stays supported; a second party's seals it.
 		post("vera", map[string]any{"kind": "verify", "thread": "th_1", "claim": "cl_1", "body": "Sealed.", "evidence": ev("https://x/v1")}, "",
-			map[string]any{"claim.status": "verified", "claim.verified_by.by.identity": "ainotes:vera"}),
+			map[string]any{"claim.status": "supported", "claim.verify_quorum": 2, "claim.verifications.0.identity": "ainotes:vera", "claim.verified_by": nil}),
+		post("ada", map[string]any{"kind": "verify", "thread": "th_1", "claim": "cl_1", "body": "Checked it too.", "evidence": ev("https://x/ada1")}, "",
+			map[string]any{"claim.status": "verified", "claim.verified_by.by.identity": "human:ada", "claim.verifications.1.owner": "human:ada"}),
 		// Errata 2: attesting a verified claim adds support, status unchanged.
 		post("carol", map[string]any{"kind": "attest", "thread": "th_1", "claim": "cl_1", "body": "Seen it too.", "evidence": ev("https://x/c0")}, "",
 			map[string]any{"claim.status": "verified", "claim.attestations.1.by.identity": "ainotes:carol"}),
@@ -75,11 +79,11 @@ func dialecticScenario() []errataStep {
 			map[string]any{"claim.supersedes.0": "cl_4"}),
 		call("bob", "list_claims", map[string]any{"thread": "th_2", "limit": 1}, "", map[string]any{"claims.0.id": "cl_5", "claims.0.claimant.identity": "human:ada"}),
 		call("bob", "list_claims", map[string]any{"status": "sealed"}, services.InvalidBody, map[string]any{"error.field": "status"}),
-		// Errata 2 (§7): under its own claim's message (msg_8, cl_3), the
+		// Errata 2 (§7): under its own claim's message (msg_9, cl_3), the
 		// same extension's note is self_reply, its correction is not.
-		post("alice", map[string]any{"kind": "note", "thread": "th_1", "parent": "msg_8", "from": map[string]any{"extension": "w3"}, "body": "Measured again."}, services.SelfReply, map[string]any{"error.field": "parent"}),
-		post("alice", map[string]any{"kind": "assert", "thread": "th_1", "parent": "msg_8", "from": map[string]any{"extension": "w3"}, "supersedes": []string{"cl_3"}, "body": "p99 is under 45 ms."}, "",
-			map[string]any{"message.parent": "msg_8", "claim.supersedes.0": "cl_3"}),
+		post("alice", map[string]any{"kind": "note", "thread": "th_1", "parent": "msg_9", "from": map[string]any{"extension": "w3"}, "body": "Measured again."}, services.SelfReply, map[string]any{"error.field": "parent"}),
+		post("alice", map[string]any{"kind": "assert", "thread": "th_1", "parent": "msg_9", "from": map[string]any{"extension": "w3"}, "supersedes": []string{"cl_3"}, "body": "p99 is under 45 ms."}, "",
+			map[string]any{"message.parent": "msg_9", "claim.supersedes.0": "cl_3"}),
 		call("bob", "get_claim", map[string]any{"claim": "cl_3"}, "", map[string]any{"claim.status": "superseded", "claim.superseded_by": "cl_6"}),
 	}
 }

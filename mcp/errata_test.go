@@ -84,7 +84,7 @@ func errataScenario() []errataStep {
 		// 3. A proposed closed is no end: answers are accepted without a
 		// mark, and a follow-up ask reaches its addressee.
 		post("alice", map[string]any{"kind": "ask", "body": "Rename the repo?"}, "", map[string]any{"thread.id": "th_3"}),
-		post("bob", map[string]any{"kind": "answer", "thread": "th_3", "body": "Yes."}, "", nil),
+		post("bob", map[string]any{"kind": "answer", "thread": "th_3", "body": "Yes, rename it."}, "", nil),
 		post("alice", map[string]any{"kind": "mark", "thread": "th_3", "state": "closed", "body": "Done."}, "", map[string]any{"thread.confirmed": false}),
 		post("ada", map[string]any{"kind": "answer", "thread": "th_3", "body": "Keep the name."}, "",
 			map[string]any{"thread.state": "closed", "thread.confirmed": false, "thread.state_of_record": "open"}),
@@ -106,7 +106,7 @@ func errataScenario() []errataStep {
 
 		// 7. A lock holder marks a side state over a proposed closed.
 		post("alice", map[string]any{"kind": "ask", "body": "Drop Windows?"}, "", map[string]any{"thread.id": "th_5"}),
-		post("bob", map[string]any{"kind": "answer", "thread": "th_5", "body": "Yes."}, "", nil),
+		post("bob", map[string]any{"kind": "answer", "thread": "th_5", "body": "Yes, drop it."}, "", nil),
 		post("alice", map[string]any{"kind": "mark", "thread": "th_5", "state": "closed", "body": "Closing."}, "", nil),
 		post("mod", map[string]any{"kind": "mark", "thread": "th_5", "state": "deferred", "body": "Later."}, "",
 			map[string]any{"thread.state": "deferred", "thread.confirmed": true, "thread.state_of_record": "deferred"}),

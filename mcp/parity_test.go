@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -121,8 +122,10 @@ func parityScenario() []step {
 		{"bob", "get_statement", map[string]any{"id": "msg_1"}, services.InvalidBody},
 		{"", "get_statement", map[string]any{"id": "th_1"}, services.TokenMissing},
 	}
-	for range postsPerMinute {
-		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "again"}, ""})
+	for i := range postsPerMinute {
+		// Numbered: the same words across threads are refused per party
+		// (§14 rule 1, errata 2) before the rate limit would be reached.
+		steps = append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": fmt.Sprintf("again, %d", i)}, ""})
 	}
 	return append(steps, step{"spammer", "post", map[string]any{"kind": "ask", "body": "once more"}, services.RateLimited})
 }

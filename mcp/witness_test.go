@@ -20,7 +20,7 @@ import (
 // pasted across threads is refused per party (docs/protocol.md §15, §14).
 func TestWitnessOverBothBindings(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		s := start(t, db, services.Config{Limits: services.DefaultLimits().WitnessLimits()})
+		s := start(t, db, services.Config{}) // the reference instance: verify_quorum 2, guard_recent_bodies_party 50
 		ctx := context.Background()
 		for _, h := range []string{"alice", "bob"} {
 			if err := s.forum.AddUser(ctx, h, "correct horse battery"); err != nil {

@@ -55,11 +55,14 @@ func TestAuthorityByCaller(t *testing.T) {
 		for _, row := range rows {
 			cells := strings.Fields(row.cells)
 			for i, kind := range callerKinds {
-				t.Run(fmt.Sprintf("%s on %s by %s", row.act.name(), row.from, kind), func(t *testing.T) {
-					th := w.must(creator, env{"kind": "ask", "body": "Shall we?"}).Thread.ID
-					parent := w.must(bystander, env{"kind": "note", "thread": th, "body": "context"}).Message.ID
+				name := fmt.Sprintf("%s on %s by %s", row.act.name(), row.from, kind)
+				t.Run(name, func(t *testing.T) {
+					// Each thread in its own words: one party's template across
+					// threads is refused (§14 rule 1, errata 2).
+					th := w.must(creator, env{"kind": "ask", "body": "Shall we? (" + name + ")"}).Thread.ID
+					parent := w.must(bystander, env{"kind": "note", "thread": th, "body": "context for " + name}).Message.ID
 					w.setState(th, services.State(row.from), true)
-					e := env{"kind": row.act.kind, "thread": th, "parent": parent, "body": "acting"}
+					e := env{"kind": row.act.kind, "thread": th, "parent": parent, "body": "acting: " + name}
 					if row.act.kind == "mark" {
 						e["state"] = string(row.act.state)
 					}

@@ -19,6 +19,11 @@ import (
 // PostgreSQL runs when PARLEY_TEST_DATABASE_URL is set.
 
 func benchDialects(b *testing.B, fn func(b *testing.B, w *world)) {
+	benchDialectsWith(b, func(*services.Limits) {}, fn)
+}
+
+// benchDialectsWith is benchDialects with limits changed by set.
+func benchDialectsWith(b *testing.B, set func(*services.Limits), fn func(b *testing.B, w *world)) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		b.Run(dialect, func(b *testing.B) {
 			if dialect == "postgres" && os.Getenv(dbtest.EnvURL) == "" {
@@ -29,6 +34,7 @@ func benchDialects(b *testing.B, fn func(b *testing.B, w *world)) {
 			// (docs/protocol.md §14 rule 3); the read benchmark's tree is longer.
 			lim := services.DefaultLimits()
 			lim.GuardThreadRunMax = 1000
+			set(&lim)
 			w := &world{db: db, forum: services.New(db, services.Config{Limits: lim}), ctx: context.Background()}
 			fn(b, w)
 		})
@@ -83,12 +89,36 @@ func BenchmarkPost(b *testing.B) {
 		for i := range b.N {
 			if i%90 == 0 { // a new thread before the guard's run limit
 				b.StopTimer()
-				th = benchPost(b, w, alice, `{"kind":"ask","body":"bench"}`).Thread.ID
+				th = benchPost(b, w, alice, fmt.Sprintf(`{"kind":"ask","body":"bench %d"}`, i)).Thread.ID
 				b.StartTimer()
 			}
 			benchPost(b, w, bob, fmt.Sprintf(`{"kind":"answer","thread":%q,"body":"answer %d, of ordinary length for a benchmark"}`, th, i))
 		}
 	})
+}
+
+// BenchmarkPostPartyBodies is BenchmarkPost with the rule of duplicates
+// across threads (§14 rule 1, errata 2) off and at the reference's 50
+// bodies, in one run: the rule's cost is the ratio of the two, its probe
+// being read with the parent in the same statement.
+func BenchmarkPostPartyBodies(b *testing.B) {
+	for _, n := range []int{0, 50} {
+		b.Run(fmt.Sprintf("party_bodies=%d", n), func(b *testing.B) {
+			benchDialectsWith(b, func(l *services.Limits) { l.GuardRecentBodiesParty = n }, func(b *testing.B, w *world) {
+				alice, bob := benchAgent(b, w, "alice"), benchAgent(b, w, "bob")
+				th := ""
+				b.ResetTimer()
+				for i := range b.N {
+					if i%90 == 0 {
+						b.StopTimer()
+						th = benchPost(b, w, alice, fmt.Sprintf(`{"kind":"ask","body":"bench %d"}`, i)).Thread.ID
+						b.StartTimer()
+					}
+					benchPost(b, w, bob, fmt.Sprintf(`{"kind":"answer","thread":%q,"body":"answer %d, of ordinary length for a benchmark"}`, th, i))
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkReadThread reads a 200-message tree, 8 levels deep.

@@ -126,8 +126,12 @@ func TestSelfAttest(t *testing.T) {
 		w.refused(ada, env{"kind": "attest", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}, services.SelfAttest, "claim")
 		w.must(bob, env{"kind": "attest", "thread": th, "claim": h.Claim.ID, "body": "x for the human's claim", "evidence": proof("https://x")})
 		w.refused(ada, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}, services.SelfAttest, "claim")
-		if p := w.must(alice, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}); p.Claim.Status != services.Verified {
-			t.Fatalf("another identity's verify: %s", p.Claim.Status)
+		if p := w.must(alice, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "x", "evidence": proof("https://x")}); p.Claim.Status != services.Supported {
+			t.Fatalf("another identity's verify, one of a quorum of 2: %s", p.Claim.Status)
+		}
+		vic := w.agent("vic", services.RightRead, services.RightWrite, services.RightVerify)
+		if p := w.must(vic, env{"kind": "verify", "thread": th, "claim": h.Claim.ID, "body": "checked too", "evidence": proof("https://x/2")}); p.Claim.Status != services.Verified {
+			t.Fatalf("a second independent verify: %s", p.Claim.Status)
 		}
 	})
 }

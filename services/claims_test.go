@@ -64,6 +64,7 @@ func TestClaimStatusMachine(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol, dave := w.agent("alice"), w.agent("bob"), w.agent("carol"), w.agent("dave")
 		vera := w.agent("vera", services.RightRead, services.RightWrite, services.RightVerify)
+		vic := w.agent("vic", services.RightRead, services.RightWrite, services.RightVerify)
 
 		a := w.must(alice, env{"kind": "assert", "from": map[string]string{"extension": "w1"},
 			"body": "linkd p99 latency is under 40 ms at 1k rps.", "evidence": proof("https://ci.example/bench/41")})
@@ -88,8 +89,9 @@ func TestClaimStatusMachine(t *testing.T) {
 			{"verify needs support first", vera, "verify", services.TransitionInvalid, services.Unverified},
 			{"attest: unverified → supported", bob, "attest", "", services.Supported},
 			{"a second attest adds support", carol, "attest", "", services.Supported},
-			{"verify: supported → verified", vera, "verify", "", services.Verified},
-			{"a second verify is no transition", vera, "verify", services.TransitionInvalid, services.Verified},
+			{"one party's verify is short of the quorum of 2", vera, "verify", "", services.Supported},
+			{"a second party's verify: supported → verified", vic, "verify", "", services.Verified},
+			{"a further verify is no transition", vera, "verify", services.TransitionInvalid, services.Verified},
 			{"attest on verified adds support", dave, "attest", "", services.Verified},
 			{"Popperian: a verified claim refuted with proof", dave, "refute", "", services.Refuted},
 			{"refuted is final for attest", bob, "attest", services.TransitionInvalid, services.Refuted},
@@ -112,10 +114,10 @@ func TestClaimStatusMachine(t *testing.T) {
 		}
 
 		c := w.claim(cl)
-		if len(c.Attestations) != 3 || len(c.Refutations) != 2 || c.VerifiedBy == nil || c.VerifiedBy.By.Identity != "ainotes:vera" {
+		if len(c.Attestations) != 3 || len(c.Refutations) != 2 || c.VerifiedBy == nil || c.VerifiedBy.By.Identity != "ainotes:vic" || len(c.Verifications) != 2 {
 			t.Fatalf("claim keeps its acts: %d attestations, %d refutations, verified by %+v", len(c.Attestations), len(c.Refutations), c.VerifiedBy)
 		}
-		if r := c.Refutations[0]; r.By.Identity != "ainotes:dave" || r.Evidence[0].Ref != "https://ci.example/run/6" || r.Body == "" {
+		if r := c.Refutations[0]; r.By.Identity != "ainotes:dave" || r.Evidence[0].Ref != "https://ci.example/run/7" || r.Body == "" {
 			t.Fatalf("first refutation: %+v", r)
 		}
 		want := []string{"cl_1:→unverified", "cl_1:unverified→supported", "cl_1:supported→verified", "cl_1:verified→refuted"}
@@ -345,12 +347,16 @@ func TestClaimRefusals(t *testing.T) {
 				}
 			})
 		}
-		// A human verifies without the right; a lock holder's supersession
-		// of a claim in a closed thread is allowed (it changes the claim,
-		// not the thread).
+		// A human verifies without the right, and two humans are two
+		// parties: the quorum of 2; a lock holder's supersession of a
+		// claim in a closed thread is allowed (it changes the claim, not
+		// the thread).
 		w.must(bob, env{"kind": "attest", "thread": th, "claim": a.Claim.ID, "body": "Free.", "evidence": ev})
-		if p := w.must(ada, env{"kind": "verify", "thread": th, "claim": a.Claim.ID, "body": "Sealed.", "evidence": ev}); p.Claim.Status != services.Verified {
-			t.Fatalf("a human's verify: %s", p.Claim.Status)
+		if p := w.must(ada, env{"kind": "verify", "thread": th, "claim": a.Claim.ID, "body": "Sealed.", "evidence": ev}); p.Claim.Status != services.Supported {
+			t.Fatalf("a human's verify, one of 2: %s", p.Claim.Status)
+		}
+		if p := w.must(w.human("bea"), env{"kind": "verify", "thread": th, "claim": a.Claim.ID, "body": "Sealed too.", "evidence": ev}); p.Claim.Status != services.Verified {
+			t.Fatalf("a second human's verify: %s", p.Claim.Status)
 		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(locked.Claim.ID, "cl_"))
 		w.must(alice, env{"kind": "assert", "thread": th, "from": map[string]string{"extension": "w2"}, "supersedes": []int{n}, "body": "Replaces the locked claim (named by number)."})
@@ -476,7 +482,8 @@ func TestFailedClaimActLeavesNothingBehind(t *testing.T) {
 }
 
 // TestClaimOffers: what the web UI offers on a claim is exactly what Post
-// accepts from that caller, for every status and for the claimant.
+// accepts from that caller, for every status and for the claimant, but a
+// party's second verify, which counts once.
 func TestClaimOffers(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol := w.agent("alice"), w.agent("bob"), w.agent("carol")
@@ -509,6 +516,14 @@ func TestClaimOffers(t *testing.T) {
 					// Try it in a transaction rolled back afterwards: the act
 					// must be accepted exactly when offered.
 					err := w.dryRun(who, env{"kind": string(kind), "thread": th, "claim": id, "body": "try", "evidence": proof("https://y")})
+					// The one exception: a party's second verify is accepted,
+					// and counts once (§15.3), so it is not offered.
+					again := kind == services.Verify && slices.ContainsFunc(w.claim(id).Verifications, func(v services.Verification) bool {
+						return services.PartyOf(v.Owner, v.Identity) == who.Party()
+					})
+					if again && err == nil && !slices.Contains(offered, kind) {
+						continue
+					}
 					if (err == nil) != slices.Contains(offered, kind) {
 						t.Fatalf("claim after %v, %s: offered %v, but %s answers %v", setup, name, offered, kind, err)
 					}

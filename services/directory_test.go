@@ -81,9 +81,9 @@ func TestListProposals(t *testing.T) {
 		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
 		quiet := w.must(alice, env{"kind": "ask", "body": "quiet"}).Thread.ID
 		proposed := w.must(alice, env{"kind": "ask", "body": "proposed"}).Thread.ID
-		w.must(bob, env{"kind": "answer", "thread": proposed, "body": "yes"})
+		w.must(bob, env{"kind": "answer", "thread": proposed, "body": "yes, as proposed"})
 		confirmed := w.must(alice, env{"kind": "ask", "body": "confirmed"}).Thread.ID
-		w.must(bob, env{"kind": "answer", "thread": confirmed, "body": "yes"})
+		w.must(bob, env{"kind": "answer", "thread": confirmed, "body": "yes, and confirmed"})
 		w.must(mod, env{"kind": "mark", "thread": confirmed, "state": "answered", "body": "ok"})
 
 		for value, want := range map[string][]string{"false": {proposed}, "true": {confirmed, quiet}} {

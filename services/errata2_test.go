@@ -29,7 +29,9 @@ func play(t *testing.T, w *world, callers map[string]services.Caller, steps []st
 	ids := make([]string, len(steps))
 	th := ""
 	for i, s := range steps {
-		e := env{"kind": s.kind, "body": fmt.Sprintf("step %d: %s by %s", i, s.kind, s.who)}
+		// The thread in the body: one party's words repeated across
+		// threads are refused (§14 rule 1, errata 2).
+		e := env{"kind": s.kind, "body": fmt.Sprintf("%s, step %d: %s by %s", t.Name(), i, s.kind, s.who)}
 		if s.ext != "" {
 			e["from"] = map[string]string{"extension": s.ext}
 		}

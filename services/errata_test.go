@@ -200,7 +200,7 @@ func TestErrataLockHolderMarksASideStateOverAProposedClose(t *testing.T) {
 		// A model, too, may propose a side state over a proposed close.
 		th2 := w.must(alice, env{"kind": "ask", "body": "Drop macOS?"}).Thread.ID
 		w.must(bob, env{"kind": "answer", "thread": th2, "body": "No."})
-		w.must(alice, env{"kind": "mark", "thread": th2, "state": "closed", "body": "Closing."})
+		w.must(alice, env{"kind": "mark", "thread": th2, "state": "closed", "body": "Closing this one too."})
 		p = w.must(alice, env{"kind": "mark", "thread": th2, "state": "obsolete", "body": "Moot."})
 		if p.Thread.State != "obsolete" || p.Thread.Confirmed || p.Thread.StateOfRecord != "open" {
 			t.Fatalf("creator's obsolete over its proposed close: %+v", p.Thread)

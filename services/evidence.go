@@ -59,6 +59,9 @@ type Evidence struct {
 	// Signature is set by the server on attestation evidence (§15.6):
 	// "signed by <name>: valid" or "signature not verified".
 	Signature string `json:"signature,omitempty" jsonschema_description:"Attestation evidence only, set by the server: signed by <name>: valid, when the blob's DSSE envelope verifies against a key this forum trusts; else signature not verified."`
+	// Blob is what the web UI shows of the stored blob the ref names (its
+	// size and media type), set for pages only: never on the wire.
+	Blob *BlobMeta `json:"-"`
 }
 
 // readEvidence reads an envelope's evidence: a list of at most

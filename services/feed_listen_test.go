@@ -3,6 +3,7 @@ package services_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -190,7 +191,7 @@ func TestDeafListenerIsLoud(t *testing.T) {
 		got := waitInbox(one, bob, services.InboxQuery{Since: box.Cursor, Wait: "20"})
 		time.Sleep(50 * time.Millisecond) // let it wait (not a condition of the outcome)
 		start := time.Now()
-		p, err := two.Post(ctx, alice, []byte(`{"kind":"ask","to":{"identity":"ainotes:bob"},"body":"Heard?"}`))
+		p, err := two.Post(ctx, alice, fmt.Appendf(nil, `{"kind":"ask","to":{"identity":"ainotes:bob"},"body":"Heard? (trial %d)"}`, trial))
 		if err != nil {
 			t.Fatal(err)
 		}

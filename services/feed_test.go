@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestFeedAcrossProcesses(t *testing.T) {
 			killListeners(t, db)
 		}
 		start := time.Now()
-		raw := []byte(`{"kind":"ask","to":{"identity":"ainotes:bob"},"body":"From the other process?"}`)
+		raw := fmt.Appendf(nil, `{"kind":"ask","to":{"identity":"ainotes:bob"},"body":"From the other process? (round %d)"}`, round)
 		p, err := two.Post(ctx, alice, raw)
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/text/cases"
 	"gorm.io/gorm"
@@ -55,12 +54,11 @@ func bodyHash(body string) string {
 // way out stays open: parent defaults to the root, whose chain is at most
 // one message long, and a human or a lock holder resets the chain.
 //
-// recent are the identity's last guard_recent_bodies body hashes in the
-// thread, read with the parent (readParentRow).
-//
-// Rule 1 across threads reads the party's recent bodies in tx
-// (checkPartyDuplicate), after the thread's own, which name the thread.
-func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message, who Caller, hash string, recent []string, now time.Time) error {
+// reads holds the identity's last guard_recent_bodies body hashes in the
+// thread and the party's earlier message of the same body (rule 1 across
+// threads), both read with the parent (readParentRow); the thread's own
+// rule goes first, as its refusal names the thread.
+func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message, who Caller, hash string, reads guardReads) error {
 	if who.Human() {
 		return nil
 	}
@@ -75,10 +73,10 @@ func (f *Forum) checkGuard(tx *gorm.DB, th models.Thread, parent models.Message,
 				parent.ChainLen, MessageKey(parent.ID), l.GuardChainMax).On("parent")
 		}
 	}
-	if err := f.checkDuplicate(th.ID, who.Identity, hash, recent); err != nil {
+	if err := f.checkDuplicate(th.ID, who.Identity, hash, reads.recent); err != nil {
 		return err
 	}
-	return f.checkPartyDuplicate(tx, who, hash, now)
+	return f.partyDuplicate(tx, reads.probe, reads.earlier)
 }
 
 // checkDuplicate applies rule 1: the body must differ from the identity's

@@ -21,8 +21,14 @@ func guardLimits(bodies, chain, run int) services.Config {
 // TestDuplicateBodies is rule 1 of docs/protocol.md §14: a model's body that
 // equals, case-folded and whitespace-collapsed, one of its identity's last
 // guard_recent_bodies bodies in the thread is refused; nothing is stored.
+//
+// The rule across threads (errata 2) also sees this thread, and with its
+// 50 bodies it would hide the window of 3 this test counts: it is off
+// here, and TestDuplicatesAcrossThreadsPerParty tests it.
 func TestDuplicateBodies(t *testing.T) {
-	eachWorldWith(t, guardLimits(3, 0, 0), func(t *testing.T, w *world) {
+	cfg := guardLimits(3, 0, 0)
+	cfg.Limits.GuardRecentBodiesParty = 0
+	eachWorldWith(t, cfg, func(t *testing.T, w *world) {
 		alice, bob, ada := w.agent("alice"), w.agent("bob"), w.human("ada")
 		mod := w.agent("mod", services.RightRead, services.RightWrite, services.RightLock)
 		th := w.must(alice, env{"kind": "ask", "body": "Ship on Friday?"}).Thread.ID
@@ -38,7 +44,8 @@ func TestDuplicateBodies(t *testing.T) {
 		w.must(bob, env{"kind": "note", "thread": th, "body": "Die STRASSE ist frei."})
 		w.refused(bob, env{"kind": "note", "thread": th, "body": "die straße ist frei."}, services.DuplicateBody, "body")
 
-		// Another identity, and another thread, may say the same.
+		// Another identity, and (with the rule across threads off) another
+		// thread, may say the same.
 		w.must(alice, env{"kind": "note", "thread": th, "from": map[string]any{"extension": "w1"}, "body": "Ship it on Friday."})
 		other := w.must(bob, env{"kind": "ask", "body": "Ship it on Friday."}).Thread.ID
 		w.must(alice, env{"kind": "answer", "thread": other, "body": "Yes, ship it."})
@@ -243,7 +250,7 @@ func TestManifestAdvertisesTheGuardProfile(t *testing.T) {
 			t.Fatalf("no guard profile in %+v", m.Profiles)
 		}
 		want := map[string]int{"guard_recent_bodies": 7, "guard_chain_max": 5, "guard_thread_run_max": 30, "reply_by_max_hours": 168,
-			"guard_recent_bodies_party": 0, "guard_duplicate_window_hours": 24}
+			"guard_recent_bodies_party": 50, "guard_duplicate_window_hours": 24}
 		if fmt.Sprint(p.Limits) != fmt.Sprint(want) {
 			t.Errorf("profile limits %v, want %v", p.Limits, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,10 +12,14 @@ import (
 )
 
 // drown posts n asks to anyone, from who, each a thread of its own.
+var drowned atomic.Int64
+
 func drown(w *world, who services.Caller, n int) {
 	w.t.Helper()
-	for i := range n {
-		w.must(who, env{"kind": "ask", "body": fmt.Sprintf("Open question %d, for anyone?", i)})
+	for range n {
+		// Numbered across calls: one party's words repeated across threads
+		// are refused (§14 rule 1, errata 2).
+		w.must(who, env{"kind": "ask", "body": fmt.Sprintf("Open question %d, for anyone?", drowned.Add(1))})
 	}
 }
 

@@ -66,14 +66,12 @@ func DefaultLimits() Limits {
 		// server's thousands.
 		WaitsPerToken:     8,
 		GuardRecentBodies: 20,
-		// Reading: §14 and §15 name 50 bodies per party and a quorum of 2
-		// for the reference instance. Both rules are in force once set
-		// (WitnessLimits); the defaults keep them off until the suites of
-		// the bindings, written for §10's single seal and per-thread
-		// duplicates, are brought along.
-		GuardRecentBodiesParty:    0,
+		// §14 rule 5 and §15.3: the reference instance refuses a party's
+		// template across threads (50 bodies within 24 hours) and seals a
+		// claim on verifications from 2 independent parties.
+		GuardRecentBodiesParty:    50,
 		GuardDuplicateWindowHours: 24,
-		VerifyQuorum:              1,
+		VerifyQuorum:              2,
 		GuardChainMax:             12,
 		GuardThreadRunMax:         100,
 		ReplyByMaxHours:           168,
@@ -82,13 +80,6 @@ func DefaultLimits() Limits {
 		BlobMaxBytes:              1 << 20,
 		BlobBytesPerHour:          16 << 20,
 	}
-}
-
-// WitnessLimits are the limits with the witness profile's reference values
-// in force: verify_quorum 2 and guard_recent_bodies_party 50.
-func (l Limits) WitnessLimits() Limits {
-	l.VerifyQuorum, l.GuardRecentBodiesParty = 2, 50
-	return l
 }
 
 // page resolves a requested page size: 0 means the default, and anything

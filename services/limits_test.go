@@ -34,16 +34,15 @@ func TestReferenceLimits(t *testing.T) {
 		WaitMaxSeconds: 30, StreamsPerToken: 4, WaitsPerToken: 8,
 		// §14 (profile guard)
 		GuardRecentBodies: 20, GuardChainMax: 12, GuardThreadRunMax: 100, ReplyByMaxHours: 168,
-		GuardDuplicateWindowHours: 24, VerifyQuorum: 1, // §14, §15: see WitnessLimits for the reference values
+		GuardRecentBodiesParty: 50, GuardDuplicateWindowHours: 24,
+		// §15.3 (profile witness)
+		VerifyQuorum: 2,
 		// Beyond §9: the search operation's.
 		SearchQueryMaxChars: 200, SearchCandidates: 2000,
 		// §15.4 (profile witness)
 		BlobMaxBytes: 1048576, BlobBytesPerHour: 16777216}
 	if l != want {
-		t.Fatalf("limits %+v differ from docs/protocol.md §9 and §14 %+v", l, want)
-	}
-	if w := l.WitnessLimits(); w.VerifyQuorum != 2 || w.GuardRecentBodiesParty != 50 || w.GuardDuplicateWindowHours != 24 {
-		t.Fatalf("witness limits %+v, want verify_quorum 2, guard_recent_bodies_party 50 (docs/protocol.md §14, §15)", w)
+		t.Fatalf("limits %+v differ from docs/protocol.md §9, §14 and §15 %+v", l, want)
 	}
 }
 

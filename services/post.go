@@ -261,26 +261,36 @@ func moveTurn(th *models.Thread, msg models.Message, awaiting turn, seq int64) (
 	return true
 }
 
+// guardReads are what the guard checks later, read with the parent: the
+// identity's recent body hashes in the thread and the party's earlier
+// message of the same body anywhere (0 for none).
+type guardReads struct {
+	recent  []string
+	earlier int64
+	probe   partyProbe
+}
+
 // findParent resolves the parent: the root when absent, else a message that
 // must exist and belong to the thread. In the same statement it reads the
-// guard's recent body hashes of identity in the thread, at most recentMax
-// (checkGuard): one round trip less per reply.
-func findParent(tx *gorm.DB, th models.Thread, id int64, identity string, recentMax int) (models.Message, []string, error) {
+// guard's recent body hashes of identity in the thread, at most recentMax,
+// and what the party probe finds (checkGuard): two round trips less per
+// reply.
+func findParent(tx *gorm.DB, th models.Thread, id int64, identity string, recentMax int, probe partyProbe) (models.Message, guardReads, error) {
 	if id == 0 {
 		id = th.RootMessageID
 	}
-	parent, recent, err := readParentRow(tx, id, th.ID, identity, recentMax)
+	parent, recent, earlier, err := readParentRow(tx, id, th.ID, identity, recentMax, probe)
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return parent, nil, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
+		return parent, guardReads{}, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}
 	if err != nil {
-		return parent, nil, fmt.Errorf("find parent: %w", err)
+		return parent, guardReads{}, fmt.Errorf("find parent: %w", err)
 	}
 	if parent.ThreadID != th.ID {
-		return parent, nil, Refuse(ParentMismatch, "message %s belongs to thread %s, not %s",
+		return parent, guardReads{}, Refuse(ParentMismatch, "message %s belongs to thread %s, not %s",
 			MessageKey(id), ThreadKey(parent.ThreadID), ThreadKey(th.ID)).On("parent")
 	}
-	return parent, recent, nil
+	return parent, guardReads{recent: recent, earlier: earlier, probe: probe}, nil
 }
 
 func newMessage(th models.Thread, parent *models.Message, who Caller, env Envelope, now time.Time) models.Message {

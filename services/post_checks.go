@@ -68,7 +68,9 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 			parentID = c.MessageID // docs/protocol.md §10: parent defaults to the claim's message
 		}
 	}
-	parent, recent, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies)
+	now := f.timestamp()
+	hash := bodyHash(env.Body)
+	parent, reads, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies, f.partyProbe(who, hash, now))
 	if err != nil {
 		return replyPlan{}, err
 	}
@@ -88,7 +90,6 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	if err != nil {
 		return replyPlan{}, err
 	}
-	now := f.timestamp()
 	work, err := planClaims(who, env, target, superseded, now, verifiers, f.quorum())
 	if err != nil {
 		return replyPlan{}, err
@@ -99,8 +100,7 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	if err := f.checkLimits(th, parent); err != nil {
 		return replyPlan{}, err
 	}
-	hash := bodyHash(env.Body)
-	if err := f.checkGuard(tx, th, parent, who, hash, recent, now); err != nil {
+	if err := f.checkGuard(tx, th, parent, who, hash, reads); err != nil {
 		return replyPlan{}, err
 	}
 	return replyPlan{th: th, parent: parent, question: question, target: target, chg: chg, work: work, now: now, hash: hash}, nil

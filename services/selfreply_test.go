@@ -35,7 +35,7 @@ func TestSelfReplyPerExtension(t *testing.T) {
 		}
 		for _, row := range rows {
 			t.Run(row.name, func(t *testing.T) {
-				root := env{"kind": "ask", "body": "question"}
+				root := env{"kind": "ask", "body": "question: " + row.name}
 				if row.rootExt != "" {
 					root["from"] = map[string]string{"extension": row.rootExt}
 				}
@@ -44,7 +44,7 @@ func TestSelfReplyPerExtension(t *testing.T) {
 					author = ada
 				}
 				th := w.must(author, root).Thread.ID
-				e := env{"kind": row.kind, "thread": th, "body": "reply"}
+				e := env{"kind": row.kind, "thread": th, "body": "reply: " + row.name}
 				if row.ext != "" {
 					e["from"] = map[string]string{"extension": row.ext}
 				}

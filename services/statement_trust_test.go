@@ -24,6 +24,8 @@ func TestStatementsTravelBetweenForums(t *testing.T) {
 	p := a.must(alice, env{"kind": "assert", "body": "The cache halves p99.", "evidence": []env{{"kind": "url", "ref": "https://ci/7"}}})
 	a.must(bob, env{"kind": "attest", "thread": p.Thread.ID, "claim": p.Claim.ID, "body": "Reproduced.", "evidence": []env{{"kind": "log", "ref": "job 1"}}})
 	a.must(vera, env{"kind": "verify", "thread": p.Thread.ID, "claim": p.Claim.ID, "body": "Sealed.", "evidence": []env{{"kind": "log", "ref": "job 2"}}})
+	vic := a.agent("vic", services.RightRead, services.RightWrite, services.RightVerify) // the second party of the quorum
+	a.must(vic, env{"kind": "verify", "thread": p.Thread.ID, "claim": p.Claim.ID, "body": "Sealed too.", "evidence": []env{{"kind": "log", "ref": "job 3"}}})
 	st, err := a.forum.GetStatement(a.ctx, bob, p.Claim.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,11 @@ func TestVerdictsAreSignedStatements(t *testing.T) {
 		expectRefusal(t, err, services.ClaimNotFound, "id")
 		w.must(bob, env{"kind": "attest", "thread": th, "claim": cl, "body": "seen", "evidence": []env{{"kind": "log", "ref": "job 7"}}})
 		w.must(vera, env{"kind": "verify", "thread": th, "claim": cl, "body": "sealed", "evidence": []env{{"kind": "log", "ref": "job 8"}}})
+		if _, err := w.forum.GetStatement(w.ctx, bob, cl); err == nil {
+			t.Fatal("one party's verify, short of the quorum of 2, signed a statement")
+		}
+		vic := w.agent("vic", services.RightRead, services.RightWrite, services.RightVerify)
+		w.must(vic, env{"kind": "verify", "thread": th, "claim": cl, "body": "sealed too", "evidence": []env{{"kind": "log", "ref": "job 8b"}}})
 		keys, err := w.forum.Keys(w.ctx)
 		if err != nil || len(keys.Keys) != 1 || !keys.Keys[0].Current {
 			t.Fatalf("keys %+v %v", keys, err)
@@ -124,7 +129,7 @@ func TestVerdictsAreSignedStatements(t *testing.T) {
 			}
 			return st
 		}
-		first := check(cl, "verified", "ainotes:vera")
+		first := check(cl, "verified", "ainotes:vic")
 		w.must(ada, env{"kind": "refute", "thread": th, "claim": cl, "body": "regressed", "evidence": []env{{"kind": "log", "ref": "job 9"}}})
 		if second := check(cl, "refuted", "human:ada"); second.ID == first.ID {
 			t.Fatal("the refutation did not sign a statement of its own")

@@ -164,11 +164,13 @@ func TestActsInEveryState(t *testing.T) {
 				for _, a := range everyAct() {
 					label := fmt.Sprintf("%s/%s/%s", name, s, a.name())
 					want := expect(name, a, s)
-					root := w.must(creator, env{"kind": "ask", "body": "What now?"})
+					// Each thread in its own words: one party's template across
+					// threads is refused (§14 rule 1, errata 2).
+					root := w.must(creator, env{"kind": "ask", "body": "What now? (" + label + ")"})
 					th := root.Thread.ID
-					parent := w.must(bystander, env{"kind": "note", "thread": th, "body": "context"}).Message.ID
+					parent := w.must(bystander, env{"kind": "note", "thread": th, "body": "context for " + label}).Message.ID
 					w.setRecord(th, s.record, s.proposal)
-					e := env{"kind": a.kind, "thread": th, "parent": parent, "body": "acting"}
+					e := env{"kind": a.kind, "thread": th, "parent": parent, "body": "acting: " + label}
 					if a.kind == "mark" {
 						e["state"] = string(a.state)
 					}

@@ -35,7 +35,7 @@ func TestNoEventSkippedOrRepeated(t *testing.T) {
 			return err
 		}
 		// decide is a second event (a proposal) in the same thread
-		_, err = w.post(who, env{"kind": "decide", "thread": p.Thread.ID, "body": "decided"})
+		_, err = w.post(who, env{"kind": "decide", "thread": p.Thread.ID, "body": fmt.Sprintf("decided %d", n)})
 		return err
 	})
 	done.Store(true)

@@ -136,35 +136,38 @@ func messageFields(m *models.Message) []any {
 		&m.BodyHash, &m.ChainLen}
 }
 
-// parentWithRecent reads a message and the guard's recent body hashes
-// (readParentRow). The digests are hex: a comma never occurs in them.
+// parentWithRecent reads a message, the guard's recent body hashes
+// (readParentRow) and the party's earlier message of the same body
+// (partyRecent). The digests are hex: a comma never occurs in them.
 var parentWithRecent = func() fixedSQL {
 	text := func(agg string) string {
 		return "SELECT " + strings.Join(messageColumns, ", ") + ", (SELECT " + agg + ` FROM (SELECT body_hash FROM messages
-		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r) FROM messages WHERE id = ?`
+		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r), ` + partyRecent + ` FROM messages WHERE id = ?`
 	}
 	return fixedSQL{sqlite: text("group_concat(body_hash, ',')"), postgres: numbered(text("string_agg(body_hash, ',')"))}
 }()
 
 // readParentRow reads one message by id, every column but PostgreSQL's
 // search vector, and beside it the body hashes of identity's last n
-// messages in thread, newest first through messages_guard_bodies;
+// messages in thread, newest first through messages_guard_bodies, and the
+// id of the party's earlier message that probe finds (0 for none);
 // gorm.ErrRecordNotFound when the message does not exist.
-func readParentRow(db *gorm.DB, id, thread int64, identity string, n int) (models.Message, []string, error) {
+func readParentRow(db *gorm.DB, id, thread int64, identity string, n int, probe partyProbe) (models.Message, []string, int64, error) {
 	var m models.Message
 	var recent sql.NullString
-	q := parentWithRecent.on(db, thread, identity, max(n, 0), id)
-	if err := scanRow(q, append(messageFields(&m), &recent)...); err != nil {
+	var earlier sql.NullInt64
+	args := append(append([]any{thread, identity, max(n, 0)}, probe.args()...), id)
+	if err := scanRow(parentWithRecent.on(db, args...), append(messageFields(&m), &recent, &earlier)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return m, nil, gorm.ErrRecordNotFound
+			return m, nil, 0, gorm.ErrRecordNotFound
 		}
-		return m, nil, err
+		return m, nil, 0, err
 	}
 	var hashes []string
 	if recent.Valid && recent.String != "" {
 		hashes = strings.Split(recent.String, ",")
 	}
-	return m, hashes, nil
+	return m, hashes, earlier.Int64, nil
 }
 
 // messageInsert stores a new message, every column of messageColumns but

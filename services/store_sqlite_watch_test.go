@@ -52,7 +52,7 @@ func TestFeedAcrossSQLiteProcesses(t *testing.T) {
 		ownDone := make(chan error, 1)
 		if round%3 == 2 {
 			go func() {
-				_, err := waiter.Post(ctx, alice, []byte(`{"kind":"ask","to":{"identity":"ainotes:carol"},"body":"Meanwhile, for carol."}`))
+				_, err := waiter.Post(ctx, alice, fmt.Appendf(nil, `{"kind":"ask","to":{"identity":"ainotes:carol"},"body":"Meanwhile, for carol (round %d)."}`, round))
 				ownDone <- err
 			}()
 		} else {

@@ -19,18 +19,21 @@ import (
 // Offers lists the acts who may still take on a claim as it reads, in the
 // order attest, refute, verify: the web UI offers these and no others, so
 // it never shows a button the services would refuse for the claim's
-// status, for self-support or for the verify right. (The thread's own
-// state is the page's to show.)
+// status, for self-support (per party, §15.2) or for the verify right.
+// (The thread's own state is the page's to show.)
+//
+// Reading: a party that verified the claim already is not offered verify
+// again: the services record a second one, but it counts once (§15.3).
 func (c Claim) Offers(who Caller) []Kind {
 	var out []Kind
 	for _, kind := range []Kind{Attest, Refute, Verify} {
 		if _, ok := nextStatus(c.Status, c.SupersededBy != nil, kind); !ok {
 			continue
 		}
-		if kind != Refute && c.Claimant.Identity == who.Identity {
+		if kind != Refute && c.ownParty(who) {
 			continue // self_attest
 		}
-		if checkVerifier(who, kind) != nil {
+		if checkVerifier(who, kind) != nil || (kind == Verify && c.verifiedBy(who)) {
 			continue
 		}
 		out = append(out, kind)
@@ -63,6 +66,9 @@ func (f *Forum) claimsOfThread(ctx context.Context, thread string) (map[string]C
 		return nil, fmt.Errorf("thread claims: %w", err)
 	}
 	shapes, err := f.claimShapes(db, rows, f.timestamp())
+	if err == nil {
+		err = f.annotateForPeople(db, shapes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("thread claims: %w", err)
 	}
@@ -76,7 +82,7 @@ func (f *Forum) claimsOfThread(ctx context.Context, thread string) (map[string]C
 // ClaimBoard is the verifiers' page: supported claims waiting for a seal,
 // the newest refutations, and claims about to expire.
 type ClaimBoard struct {
-	Sealable    []Claim      // supported now, newest first
+	Sealable    []Claim      // supported now, closest to its quorum first (sortByQuorum)
 	Refutations []Refutation // newest first
 	Expiring    []Claim      // on the ladder, expiring within ExpiringWithin, soonest first
 	Version     string       // changes whenever any of it changes
@@ -123,6 +129,12 @@ func (f *Forum) ClaimBoard(ctx context.Context, who Caller) (ClaimBoard, error) 
 	}
 	if board.Refutations, err = f.refutations(db, refutes, now); err != nil {
 		return ClaimBoard{}, fmt.Errorf("claim board: %w", err)
+	}
+	sortByQuorum(board.Sealable)
+	for _, list := range [][]Claim{board.Sealable, board.Expiring} {
+		if err := f.annotateForPeople(db, list); err != nil {
+			return ClaimBoard{}, fmt.Errorf("claim board: %w", err)
+		}
 	}
 	if board.Version, err = boardVersion(db, now); err != nil {
 		return ClaimBoard{}, fmt.Errorf("claim board: %w", err)

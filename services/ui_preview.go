@@ -68,7 +68,7 @@ func (f *Forum) PreviewActs(ctx context.Context, who Caller, thread, parent stri
 		if err != nil {
 			return fmt.Errorf("read thread: %w", err)
 		}
-		par, _, err := findParent(tx, th, parentID, who.Identity, 0)
+		par, _, err := findParent(tx, th, parentID, who.Identity, 0, partyProbe{})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -102,10 +103,12 @@ func TestProposalQueueQueries(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob := w.agent("alice"), w.agent("bob")
 		reader := w.agent("reader", services.RightRead)
+		ports := 8442
 		propose := func() {
-			th := w.must(alice, env{"kind": "ask", "body": "Which port?"}).Thread.ID
-			ans := w.must(bob, env{"kind": "answer", "thread": th, "body": "8443."})
-			w.must(alice, env{"kind": "decide", "thread": th, "parent": ans.Message.ID, "body": "8443 it is."})
+			ports++ // each thread its own port: one party's words across threads are refused (§14 rule 1)
+			th := w.must(alice, env{"kind": "ask", "body": fmt.Sprintf("Which port, %d or another?", ports)}).Thread.ID
+			ans := w.must(bob, env{"kind": "answer", "thread": th, "body": fmt.Sprintf("%d.", ports)})
+			w.must(alice, env{"kind": "decide", "thread": th, "parent": ans.Message.ID, "body": fmt.Sprintf("%d it is.", ports)})
 		}
 		var queries atomic.Int64
 		count := func(*gorm.DB) { queries.Add(1) }

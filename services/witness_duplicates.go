@@ -23,30 +23,70 @@ import (
 // spam. Humans are never refused by the guard (rule 5).
 
 // partyRecent finds, among the party's last n bodies within the window,
-// the newest message whose body hash is hash. A party is an owner's
-// messages, or an ownerless identity's (partyOf): "author_owner = party"
-// is the first, "author_owner = ” AND author_identity = party" the second
-// (and a human's messages from before owners existed).
-const partyRecent = `SELECT id, thread_id FROM (SELECT id, thread_id, body_hash FROM messages
-	WHERE (author_owner = ? OR (author_owner = '' AND author_identity = ?)) AND created_at >= ?
-	ORDER BY id DESC LIMIT ?) r WHERE body_hash = ? ORDER BY id DESC LIMIT 1`
+// the newest message whose body hash is hash: a scalar subquery, so that a
+// reply reads it in the statement that reads its parent (parentWithRecent)
+// and pays no round trip for the rule. A party is an owner's messages, or
+// an ownerless identity's (partyOf): the first branch reads those whose
+// author_owner is the party (messages_owner), the second those of the
+// identity stored without an owner (messages_author; also a human's from
+// before owners existed). Two branches, each along its index, rather than
+// one OR that neither index serves. Its arguments are partyProbe.args, in
+// order.
+const partyRecent = `(SELECT id FROM (SELECT id, body_hash FROM (
+	SELECT id, body_hash FROM (SELECT id, body_hash FROM messages WHERE author_owner = ? AND created_at >= ? ORDER BY id DESC LIMIT ?) o
+	UNION ALL
+	SELECT id, body_hash FROM (SELECT id, body_hash FROM messages WHERE author_identity = ? AND author_owner = '' AND created_at >= ? ORDER BY id DESC LIMIT ?) i
+	) u ORDER BY id DESC LIMIT ?) r WHERE body_hash = ? ORDER BY id DESC LIMIT 1)`
 
-// checkPartyDuplicate applies the rule across threads to a model's
-// message before it is stored.
-func (f *Forum) checkPartyDuplicate(tx *gorm.DB, who Caller, hash string, now time.Time) error {
+var partyRecentRow = fixed("SELECT " + partyRecent)
+
+// partyProbe is what the rule across threads looks for: a body hash among
+// a party's last n bodies since a time. n is 0 when the rule does not
+// apply (a human, or the rule off), and the subquery then finds nothing.
+type partyProbe struct {
+	party string
+	since time.Time
+	n     int
+	hash  string
+}
+
+func (p partyProbe) args() []any {
+	return []any{p.party, p.since, p.n, p.party, p.since, p.n, p.n, p.hash}
+}
+
+// partyProbe is the probe for who's body hash at now.
+func (f *Forum) partyProbe(who Caller, hash string, now time.Time) partyProbe {
 	n, hours := f.limits.GuardRecentBodiesParty, f.limits.GuardDuplicateWindowHours
 	if who.Human() || n <= 0 || hours <= 0 {
+		n = 0
+	}
+	return partyProbe{party: who.Party(), since: now.Add(-time.Duration(hours) * time.Hour), n: n, hash: hash}
+}
+
+// checkPartyDuplicate applies the rule across threads to a thread's root
+// before it is stored; a reply's probe was read with its parent.
+func (f *Forum) checkPartyDuplicate(tx *gorm.DB, who Caller, hash string, now time.Time) error {
+	p := f.partyProbe(who, hash, now)
+	if p.n == 0 {
 		return nil
 	}
-	party := who.Party()
-	var id, thread int64
-	err := tx.Raw(partyRecent, party, party, now.Add(-time.Duration(hours)*time.Hour), n, hash).Row().Scan(&id, &thread)
-	if errors.Is(err, sql.ErrNoRows) {
+	var id sql.NullInt64
+	if err := scanRow(partyRecentRow.on(tx, p.args()...), &id); err != nil {
+		return fmt.Errorf("guard: party bodies: %w", err)
+	}
+	return f.partyDuplicate(tx, p, id.Int64)
+}
+
+// partyDuplicate is the refusal naming the earlier message earlier, or nil
+// when there is none (0).
+func (f *Forum) partyDuplicate(tx *gorm.DB, p partyProbe, earlier int64) error {
+	if earlier == 0 {
 		return nil
 	}
-	if err != nil {
+	var thread int64
+	if err := tx.Raw("SELECT thread_id FROM messages WHERE id = ?", earlier).Row().Scan(&thread); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("guard: party bodies: %w", err)
 	}
 	return Refuse(DuplicateBody, "your party (%s) posted this already as %s in thread %s within the last %d hours: the body equals one of its last %d anywhere in the forum, ignoring case and whitespace; say something new, or nothing",
-		party, MessageKey(id), ThreadKey(thread), hours, n).On("body")
+		p.party, MessageKey(earlier), ThreadKey(thread), f.limits.GuardDuplicateWindowHours, p.n).On("body")
 }

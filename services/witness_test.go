@@ -10,10 +10,18 @@ import (
 	"parley/services"
 )
 
-// witnessConfig is the reference instance of the witness profile:
-// verify_quorum 2, guard_recent_bodies_party 50 (docs/protocol.md §14, §15).
+// witnessConfig is the reference instance of the witness profile, the
+// defaults: verify_quorum 2, guard_recent_bodies_party 50
+// (docs/protocol.md §14, §15).
 func witnessConfig() services.Config {
-	return services.Config{Limits: services.DefaultLimits().WitnessLimits()}
+	return services.Config{Limits: services.DefaultLimits()}
+}
+
+// quorumOne is an instance whose policy is §10's single seal.
+func quorumOne() services.Config {
+	l := services.DefaultLimits()
+	l.VerifyQuorum = 1
+	return services.Config{Limits: l}
 }
 
 // owned creates an agent token owned by the human owner.
@@ -179,7 +187,7 @@ func TestPartyCannotVouchForItself(t *testing.T) {
 // TestQuorumOneIsTheDialecticProfile: with verify_quorum 1 one independent
 // verify seals, as §10 alone; self_attest is still per party.
 func TestQuorumOneIsTheDialecticProfile(t *testing.T) {
-	eachWorld(t, func(t *testing.T, w *world) {
+	eachWorldWith(t, quorumOne(), func(t *testing.T, w *world) {
 		w.human("alice")
 		a1, a2 := w.owned("a1", "alice"), w.owned("a2", "alice")
 		v := w.agent("v", services.RightRead, services.RightWrite, services.RightVerify)

@@ -46,6 +46,8 @@ var (
 		{"overdue", "/overdue", `[data-testid="overdue"]`},
 		{"claims", "/claims", `[data-testid="claim-board"]`},
 		{"claim", "/claims/{claim}", `[data-testid="claim"]`},
+		{"claim-act", "/claims/{claim}?act=verify#act-{claim}", `[data-testid="claim-slot"] [data-testid="claim-form"]`},
+		{"claims-filtered", "/claims?status=supported", `[data-testid="all-claims"][data-status="supported"]`},
 		{"search", "/search?q=port", `[data-testid="hit"]`},
 		{"tokens", "/tokens", `[data-testid="token-table"]`},
 		{"setup-used", "/setup/{setup}", `[data-testid="setup-used"]`},

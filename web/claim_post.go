@@ -9,33 +9,59 @@ import (
 
 	"parley/services"
 	"parley/views/components"
+	"parley/views/pages"
 )
 
 // threadClaimPost posts the claim form's attest, refute or verify as the
-// signed-in human. A refusal comes back in the form, with what was typed;
-// without htmx the browser returns to the claim in its thread.
+// signed-in human. With htmx the answer is the claim shown again where it
+// was, the form become its status line (issue 29); a refusal comes back in
+// the form, with what was typed. Without htmx the browser goes to the
+// claim's page, which shows the same line, or the form with the refusal.
 func (s *server) threadClaimPost(c *fiber.Ctx) error {
 	form := components.ClaimForm{
 		Thread: c.Params("thread"), Claim: c.FormValue("claim"), Act: services.Kind(c.FormValue("kind")),
 		Body: c.FormValue("body"), EvidenceKind: services.EvidenceKind(c.FormValue("evidence_kind")),
 		Ref: c.FormValue("evidence_ref"), Note: c.FormValue("evidence_note"), CSRF: csrfToken(c),
+		Standalone: c.FormValue("standalone") == "1",
 	}
-	posted, err := s.forum.Post(c.UserContext(), caller(c), claimEnvelope(form))
+	who := caller(c)
+	posted, err := s.forum.Post(c.UserContext(), who, claimEnvelope(form))
 	var r *services.Refusal
-	switch {
-	case errors.As(err, &r) && isFragment(c):
+	if errors.As(err, &r) {
 		form.Refusal = r
 		noteRefusal(c, r)
 		retryAfter(c, r)
-		return render(c, fiber.StatusOK, components.ClaimFormView(form))
-	case err != nil:
+		cl, err := s.forum.ClaimForPeople(c.UserContext(), who, form.Claim)
+		if err != nil {
+			// No claim to show the form under (claim_not_found, a mistyped
+			// id): the form alone says why.
+			return render(c, fiber.StatusOK, components.ClaimFormView(form))
+		}
+		form.Thread, form.Statement, form.Status = cl.Thread, cl.Statement, cl.Status
+		if isFragment(c) {
+			return render(c, fiber.StatusOK, components.ClaimView(s.claimCard(c, cl, form.Standalone, &form, nil)))
+		}
+		return render(c, fiber.StatusOK, pages.Claim(page(c, "Claim "+cl.ID, "claims"), s.claimCard(c, cl, true, &form, nil)))
+	}
+	if err != nil {
 		return err
-	case !isFragment(c):
-		return c.Redirect("/threads/"+posted.Thread.ID+"#"+form.Claim, fiber.StatusSeeOther)
+	}
+	if !isFragment(c) {
+		return c.Redirect("/claims/"+form.Claim+"?posted="+posted.Message.ID+"#act-"+form.Claim, fiber.StatusSeeOther)
+	}
+	cl, err := s.forum.ClaimForPeople(c.UserContext(), who, form.Claim)
+	if err != nil {
+		return err
 	}
 	c.Set("HX-Trigger", changedEvent)
-	fresh := components.ClaimForm{Thread: form.Thread, Claim: form.Claim, Act: form.Act, EvidenceKind: form.EvidenceKind, Posted: posted.Message.ID, CSRF: form.CSRF}
-	return render(c, fiber.StatusOK, components.ClaimFormView(fresh))
+	return render(c, fiber.StatusOK, components.ClaimView(s.claimCard(c, cl, form.Standalone, nil,
+		&components.ClaimOutcome{Act: form.Act, Message: posted.Message.ID})))
+}
+
+// claimCard is a claim as the viewer sees it, its acts opening in place,
+// with an open form or a status line under it.
+func (s *server) claimCard(c *fiber.Ctx, cl services.Claim, standalone bool, form *components.ClaimForm, outcome *components.ClaimOutcome) components.ClaimCard {
+	return components.ClaimCard{Claim: cl, Offers: cl.Offers(caller(c)), Standalone: standalone, InPlace: true, Form: form, Outcome: outcome}
 }
 
 // claimEnvelope turns the form into an envelope. A form whose pointer and

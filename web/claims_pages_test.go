@@ -13,9 +13,11 @@ import (
 	"parley/services"
 )
 
-// TestClaimPages: a thread shows its claims with their evidence, acts and
-// the acts the viewer may take; the claim form refuses in place and posts
-// without JavaScript; /claims lists what verifiers work from.
+// TestClaimPages: a thread shows its claims with their evidence, acts,
+// quorum and the acts the viewer may take; the claim form opens under the
+// claim, quotes it, refuses in place and posts without JavaScript (the
+// claim's page shows the outcome); /claims lists every claim by status and
+// what verifiers work from.
 func TestClaimPages(t *testing.T) {
 	eachServer(t, services.Config{}, func(t *testing.T, a *api) {
 		b := signedIn(t, a)
@@ -56,21 +58,42 @@ func TestClaimPages(t *testing.T) {
 			t.Fatalf("the attest in the tree says %q", line)
 		}
 
-		// The form, aimed at the claim; a refusal comes back in it with what
-		// was typed.
+		// An act's button opens the form in place under the claim (htmx),
+		// or without JavaScript on the claim's own page.
+		button := card.Find(`[data-testid="claim-act"][data-act="verify"]`)
+		if button.AttrOr("hx-target", "") != "#act-"+cl || card.Find(`#act-`+cl+`[data-testid="claim-slot"]`).Length() != 1 ||
+			button.AttrOr("href", "") != "/claims/"+cl+"?act=verify#act-"+cl {
+			t.Fatalf("the verify button does not open the form under the claim: %v", button.Nodes[0].Attr)
+		}
+		// The form, aimed at the claim, quoting its statement and status; a
+		// refusal comes back in it with what was typed, under the claim.
 		form := b.page("GET", "/threads/"+th+"/claim?claim="+cl+"&act=verify", nil, 200, "HX-Request", "true")
-		if form.Find(`[data-testid="claim-form"]`).AttrOr("data-act", "") != "verify" {
-			t.Fatal("the form is not aimed at verify")
+		if form.Find(`[data-testid="claim-form"]`).AttrOr("data-act", "") != "verify" ||
+			!strings.Contains(form.Find(`[data-testid="claim-quote"]`).Text(), "The index is used.") ||
+			form.Find(`[data-testid="claim-quote-status"]`).Text() != "supported" {
+			t.Fatalf("the form is not aimed at verify, quoting the claim: %q", form.Text())
 		}
 		hx := []string{"HX-Request", "true", "X-CSRF-Token", b.csrf}
 		refused := b.page("POST", "/threads/"+th+"/claim", url.Values{"claim": {cl}, "kind": {"verify"}, "body": {"Sealed."}, "evidence_kind": {"url"}}, 200, hx...)
-		if refused.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "evidence_required" || refused.Find(`#claim-body`).Text() != "Sealed." {
+		if refused.Find(`[data-testid="claim"][data-claim="`+cl+`"] [data-testid="claim-slot"] [data-testid="refusal"]`).AttrOr("data-reason", "") != "evidence_required" ||
+			refused.Find(`#act-form-`+cl+`-body`).Text() != "Sealed." {
 			t.Fatalf("no evidence: %q", refused.Text())
 		}
 		opinion := b.page("POST", "/threads/"+th+"/claim", url.Values{"claim": {cl}, "kind": {"verify"}, "body": {"Sealed."}, "evidence_kind": {"note"}, "evidence_note": {"trust me"}}, 200, hx...)
 		if opinion.Find(`[data-testid="refusal"]`).AttrOr("data-reason", "") != "invalid_body" {
 			t.Fatalf("an opinion as evidence: %q", opinion.Text())
 		}
+		// A first independent verifier: the claim stays supported, 1 of 2.
+		vera := a.token("vera", services.RightRead, services.RightWrite, services.RightVerify)
+		a.post(vera, map[string]any{"kind": "verify", "thread": th, "claim": cl, "body": "Checked the plan.", "evidence": []map[string]any{{"kind": "log", "ref": "explain 3"}}})
+		page = b.page("GET", "/threads/"+th, nil, 200)
+		quorum := page.Find(`[data-claim="` + cl + `"] [data-testid="quorum"]`)
+		if quorum.AttrOr("data-have", "") != "1" || quorum.AttrOr("data-need", "") != "2" || quorum.Find(`[data-testid="quorum-text"]`).Text() != "1 of 2 independent verifiers" ||
+			quorum.Find(`[data-testid="verification"][data-identity="ainotes:vera"] [data-testid="verifier-party"]`).Text() != "its own party" {
+			t.Fatalf("the quorum's progress: %q", quorum.Text())
+		}
+		// The human, a second party, completes it without JavaScript: the
+		// claim's page shows the form's outcome as the claim's status line.
 		var resp *http.Response
 		client := &http.Client{Jar: b.http.Jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		resp, err = client.PostForm(a.base+"/threads/"+th+"/claim", url.Values{"_csrf": {b.csrf}, "claim": {cl}, "kind": {"verify"}, "body": {"Sealed."}, "evidence_kind": {"url"}, "evidence_ref": {"https://x.example/run"}})
@@ -78,26 +101,35 @@ func TestClaimPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/threads/"+th+"#"+cl {
-			t.Fatalf("a form posted without htmx: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/claims/"+cl+"?posted=msg_") || !strings.HasSuffix(loc, "#act-"+cl) {
+			t.Fatalf("a form posted without htmx: %d %s", resp.StatusCode, loc)
 		}
 		if got := a.ok(200, "GET", "/api/v1/claims/"+cl, ada, nil); got.str("claim", "status") != "verified" || got.str("claim", "verified_by", "by", "identity") != "human:ada" {
 			t.Fatalf("after the form: %s", got.raw)
+		}
+		outcome := b.page("GET", loc, nil, 200).Find(`[data-claim="` + cl + `"] [data-testid="claim-slot"] [data-testid="claim-outcome"]`)
+		if outcome.AttrOr("data-status", "") != "verified" || !strings.Contains(outcome.Text(), "You verified "+cl+": it is now verified, 2 of 2 independent verifiers.") {
+			t.Fatalf("the status line after the post: %q", outcome.Text())
+		}
+		// Without JavaScript an act's button leads to the claim's page with
+		// the form open under the claim.
+		open := b.page("GET", "/claims/"+cl+"?act=refute", nil, 200)
+		if open.Find(`[data-testid="claim"][data-claim="`+cl+`"] [data-testid="claim-slot"] [data-testid="claim-form"][data-act="refute"]`).Length() != 1 {
+			t.Fatal("the claim's page with ?act= has no form under the claim")
 		}
 		page = b.page("GET", "/threads/"+th+"?claim="+cl+"&act=refute", nil, 200)
 		if page.Find(`[data-testid="verified-by"]`).Length() != 1 || page.Find(`aside [data-testid="claim-form"][data-act="refute"]`).Length() != 1 {
 			t.Fatal("the thread page with ?claim= shows the seal and the form aimed at the claim")
 		}
 
-		// A reference to a claim leads to it in its thread; the claims page
-		// lists refutations and is in the navigation.
-		resp, err = client.Get(a.base + "/claims/" + own)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/threads/"+th+"#"+own {
-			t.Fatalf("/claims/%s: %d %s", own, resp.StatusCode, resp.Header.Get("Location"))
+		// A reference to a claim leads to its page, which leads to its
+		// thread; the claims page lists refutations and is in the
+		// navigation.
+		ownPage := b.page("GET", "/claims/"+own, nil, 200)
+		if ownPage.Find(`[data-testid="claim"][data-claim="`+own+`"] [data-testid="statement"]`).Text() != "Ada's own claim." ||
+			ownPage.Find(`[data-testid="claim-thread-link"]`).AttrOr("href", "") != "/threads/"+th+"#"+own {
+			t.Fatalf("/claims/%s: %q", own, ownPage.Text())
 		}
 		a.post(bob, map[string]any{"kind": "refute", "thread": th, "claim": cl, "body": "Not after the migration.", "evidence": []map[string]any{{"kind": "commit", "ref": "9e1f"}}})
 		board := b.page("GET", "/claims", nil, 200)
@@ -110,6 +142,19 @@ func TestClaimPages(t *testing.T) {
 		if board.Find(`[data-testid="sealable"] [data-testid="claim"]`).Length() != 0 {
 			t.Fatal("a refuted claim waits for a seal")
 		}
+		// Every claim, filterable by status (issue 29 item 7).
+		if rows := attrs(board.Find(`[data-testid="all-claims"] [data-testid="claim-row"]`), "data-claim"); !slices.Equal(rows, []string{own, cl}) {
+			t.Fatalf("every claim: %v, want %v", rows, []string{own, cl})
+		}
+		unverified := b.page("GET", "/claims?status=unverified", nil, 200)
+		if rows := attrs(unverified.Find(`[data-testid="all-claims"] [data-testid="claim-row"]`), "data-claim"); !slices.Equal(rows, []string{own}) ||
+			unverified.Find(`[data-testid="claim-filter"][aria-current="true"]`).AttrOr("data-status", "") != "unverified" {
+			t.Fatalf("unverified claims: %v", rows)
+		}
+		if none := b.page("GET", "/claims?status=verified", nil, 200); none.Find(`[data-testid="no-claims"]`).Length() != 1 {
+			t.Fatal("no verified claim, and the page does not say so")
+		}
+		b.page("GET", "/claims?status=sealed", nil, 400)
 		version := board.Find(`[data-testid="claim-board"]`).AttrOr("data-version", "")
 		if resp, _ := b.http.Get(a.base + "/claims/live?v=" + version); resp.StatusCode != http.StatusNoContent {
 			t.Fatalf("unchanged board polled: %d", resp.StatusCode)

@@ -81,6 +81,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/claims", s.human, s.claimList)
 	app.Get("/claims/live", s.human, s.claimList)
 	app.Get("/claims/:claim", s.human, s.claimShow)
+	app.Get("/blobs/:digest", s.human, s.getBlob) // evidence downloaded from a claim, as an attachment
 	app.Get("/search", s.human, s.searchShow)
 	app.Get("/tokens", s.human, s.tokenList)
 	app.Post("/tokens", s.human, s.tokenCreate)

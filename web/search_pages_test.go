@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -20,8 +21,10 @@ func TestSearchPage(t *testing.T) {
 		alice, bob := a.token("alice"), a.token("bob")
 		th := a.post(alice, map[string]any{"kind": "ask", "body": "Which port should <b>linkd</b> use?"}).str("thread", "id")
 		answer := a.post(bob, map[string]any{"kind": "answer", "thread": th, "body": "Port 8443 — «443» belongs to the proxy."}).str("message", "id")
-		for range 3 {
-			a.post(bob, map[string]any{"kind": "ask", "body": "Another port question"})
+		for i := range 3 {
+			// Numbered: one party's words repeated across threads are
+			// refused (§14 rule 1, errata 2).
+			a.post(bob, map[string]any{"kind": "ask", "body": fmt.Sprintf("Another port question, number %d", i+1)})
 		}
 
 		if form := b.page("GET", "/threads", nil, 200).Find(`[data-testid="nav-search"]`); form.AttrOr("action", "") != "/search" {

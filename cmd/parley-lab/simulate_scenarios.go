@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"parley/services"
@@ -248,7 +249,7 @@ func silentAsk(ctx context.Context, a, target *agent, due time.Time) error {
 func playPolite(ctx context.Context, s *sim, rec *record) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	for range 2 {
+	for t := range 2 {
 		team, err := s.agents(ctx, rec, "team", 3, true, false)
 		if err != nil {
 			return err
@@ -261,8 +262,10 @@ func playPolite(ctx context.Context, s *sim, rec *record) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Stories numbered across the teams, which may share
+			// identities: each thread in its own words.
 			for story := range s.budget.politeStories {
-				if err := tellStory(ctx, team, story, s.budget.deadline, nil); err != nil {
+				if err := tellStory(ctx, team, t*s.budget.politeStories+story, s.budget.deadline, nil); err != nil {
 					errs <- err
 					return
 				}
@@ -280,6 +283,10 @@ func tellStory(ctx context.Context, team []*agent, story int, deadline time.Dura
 	lead, worker, reviewer, steward := team[0], team[1], team[2], team[3]
 	t := topics[(story+lead.rng.IntN(len(topics)))%len(topics)]
 	step := func(a *agent, env map[string]any) (string, error) {
+		// Each story in its own words: a polite agent does not paste the
+		// same sentence into every thread, which its party's duplicates
+		// across threads refuse (PARLEY.md §14 rule 1, errata 2).
+		env["body"] = fmt.Sprintf("%s (story %d)", env["body"], story+1)
 		if think != nil {
 			if err := think(a); err != nil {
 				return "", err
@@ -434,6 +441,9 @@ func playSwarm(ctx context.Context, s *sim, rec *record) error {
 			return silentAsk(run, a, mutes[i], due)
 		})
 	}
+	// Stories numbered across the teams, which may share identities: each
+	// thread in its own words.
+	var stories atomic.Int64
 	for range 5 {
 		team, err := s.agents(ctx, rec, "team", 3, true, false)
 		if err != nil {
@@ -444,8 +454,7 @@ func playSwarm(ctx context.Context, s *sim, rec *record) error {
 			return err
 		}
 		team = append(team, steward[0])
-		story := 0
-		spawn(func() error { story++; return tellStory(run, team, story, s.budget.deadline, think) })
+		spawn(func() error { return tellStory(run, team, int(stories.Add(1)), s.budget.deadline, think) })
 	}
 	wg.Wait()
 	close(faults)

@@ -111,6 +111,17 @@ func TestDemo(t *testing.T) {
 			if page, _ := forum.ListClaims(ctx, reader, services.ClaimsQuery{Status: "refuted"}); len(page.Claims) == 1 && page.Claims[0].SupersededBy == nil {
 				t.Error("the refuted claim was not superseded")
 			}
+			// The witness profile's quorum of 2: the verified claim through
+			// two independent parties, the supported one with 1 of 2.
+			for status, want := range map[string]int{"verified": 2, "supported": 1} {
+				page, _ := forum.ListClaims(ctx, reader, services.ClaimsQuery{Status: status})
+				if len(page.Claims) != 1 {
+					continue // said above
+				}
+				if have, need := page.Claims[0].Quorum(); have != want || need != 2 {
+					t.Errorf("the %s claim has %d of %d independent verifiers, want %d of 2", status, have, need, want)
+				}
+			}
 
 			// A second run refuses before creating anything, tokens included.
 			tokens := countTokens(t, forum)

@@ -17,7 +17,7 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--posts-per-minute N] [--requests-per-minute N]")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--trust-key NAME=FILE]...")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
@@ -26,6 +26,7 @@ func runMCP(args []string) error {
 	var logs cli.Logging
 	logs.LogFlags(fs)
 	cfg.TrustFlag(fs)
+	cfg.WitnessFlags(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}

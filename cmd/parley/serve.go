@@ -21,7 +21,7 @@ const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--db-read-url URL]... [--db-read-max-lag D] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]... [--oauth-issuer URL]")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--db-read-url URL]... [--db-read-max-lag D] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]... [--oauth-issuer URL]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
@@ -44,6 +44,7 @@ func runServe(args []string) error {
 	cfg.ListenFlag(fs)
 	cfg.ReadFlags(fs)
 	cfg.LimitFlags(fs)
+	cfg.WitnessFlags(fs)
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}

@@ -41,6 +41,9 @@ func TestStatementVerify(t *testing.T) {
 		p := post(alice, `{"kind":"assert","body":"It holds."}`)
 		post(bob, `{"kind":"attest","thread":"`+p.Thread.ID+`","claim":"`+p.Claim.ID+`","body":"yes","evidence":[{"kind":"log","ref":"l1"}]}`)
 		post(vera, `{"kind":"verify","thread":"`+p.Thread.ID+`","claim":"`+p.Claim.ID+`","body":"sealed","evidence":[{"kind":"log","ref":"l2"}]}`)
+		// The second independent party of the quorum of 2 (§15.3).
+		vic := tok("vic", services.RightRead, services.RightWrite, services.RightVerify)
+		post(vic, `{"kind":"verify","thread":"`+p.Thread.ID+`","claim":"`+p.Claim.ID+`","body":"sealed too","evidence":[{"kind":"log","ref":"l3"}]}`)
 		st, err := forum.GetStatement(ctx, bob, p.Claim.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,9 +57,39 @@ func (c *Config) TrustFlag(fs *flag.FlagSet) {
 // LimitFlags lets an operator (or a benchmark) change the per-token rate
 // limits; the manifest publishes the values in force.
 func (c *Config) LimitFlags(fs *flag.FlagSet) {
-	c.Limits = services.DefaultLimits()
+	c.defaultLimits()
 	fs.IntVar(&c.Limits.PostsPerMinute, "posts-per-minute", c.Limits.PostsPerMinute, "posts per minute per `token` (env PARLEY_POSTS_PER_MINUTE)")
 	fs.IntVar(&c.Limits.RequestsPerMinute, "requests-per-minute", c.Limits.RequestsPerMinute, "requests per minute per `token` (env PARLEY_REQUESTS_PER_MINUTE)")
+}
+
+// WitnessFlags lets an operator set the witness profile's policy
+// (docs/protocol.md §15.3, §14 rule 1): the quorum of independent parties
+// that verifies a claim, and how many of a party's recent bodies a
+// template across threads is compared with. The defaults are the
+// reference instance's, 2 and 50; every process of one forum (serve and
+// mcp) should be given the same values.
+func (c *Config) WitnessFlags(fs *flag.FlagSet) {
+	c.defaultLimits()
+	fs.Func("verify-quorum", fmt.Sprintf("verifications from distinct parties, none the claimant's, that make a claim verified: `N` ≥ 1, 1 for one seal alone (env PARLEY_VERIFY_QUORUM; default %d)", c.Limits.VerifyQuorum),
+		func(v string) error { return atLeast(v, 1, &c.Limits.VerifyQuorum) })
+	fs.Func("guard-recent-bodies-party", fmt.Sprintf("a party's last `N` bodies anywhere in the forum that a model's body must differ from, 0 for off (env PARLEY_GUARD_RECENT_BODIES_PARTY; default %d)", c.Limits.GuardRecentBodiesParty),
+		func(v string) error { return atLeast(v, 0, &c.Limits.GuardRecentBodiesParty) })
+}
+
+func (c *Config) defaultLimits() {
+	if c.Limits == (services.Limits{}) {
+		c.Limits = services.DefaultLimits()
+	}
+}
+
+// atLeast parses a whole number of at least least into dst.
+func atLeast(v string, least int, dst *int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		return fmt.Errorf("want a whole number of at least %d, got %q", least, v)
+	}
+	*dst = n
+	return nil
 }
 
 // DBFlag adds --db and --db-exec-mode.

@@ -34,6 +34,8 @@ var EnvVars = map[string]string{
 	"log-level":                           "PARLEY_LOG_LEVEL",
 	"oauth-issuer":                        "PARLEY_OAUTH_ISSUER",
 	"oauth-allow-private-client-metadata": "PARLEY_OAUTH_ALLOW_PRIVATE_CLIENT_METADATA",
+	"verify-quorum":                       "PARLEY_VERIFY_QUORUM",
+	"guard-recent-bodies-party":           "PARLEY_GUARD_RECENT_BODIES_PARTY",
 }
 
 // NewFlagSet makes the flag set of one subcommand, named as typed
