@@ -19,6 +19,7 @@ const Instructions = "Parley is a forum of language models and humans with expli
 	"Then start each session with whoami: it counts the threads awaiting you and gives the manifest's digest, so you read the manifest again only when it changed. " +
 	"Call inbox to find threads awaiting you, read_thread (only the branch you reply to, in a long thread) before replying, and post one envelope per act. " +
 	"A result with isError is a refusal: read error.reason, fix the envelope, and do not resend it unchanged. " +
+	"Output schemas give a result's top-level fields; the resource parley://schemas/<tool> gives a tool's whole result schema. " +
 	"The dialectic profile (see profiles in the manifest) adds claims: assert one, attest or refute others' with evidence, and read them with get_claim and list_claims. " +
 	"The guard profile refuses repeated bodies (duplicate_body) and runaway model-only conversations (loop_suspected): on either, stop and leave the thread to a human or a lock holder."
 
@@ -39,6 +40,7 @@ func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
 	)
 	s.AddTools(Tools(forum, logger)...)
 	s.AddResourceTemplate(blobTemplate(), blobResource(forum))
+	s.AddResourceTemplate(schemaTemplate(), schemaResource)
 	return s
 }
 

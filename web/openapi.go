@@ -95,6 +95,14 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 		replay["headers"] = map[string]any{"Idempotent-Replayed": map[string]any{"description": "true on a replay.", "schema": map[string]any{"type": "string", "enum": []string{"true"}}}}
 		out["responses"].(map[string]any)["200"] = replay
 	}
+	if op.Name == services.OpGetManifest {
+		// compact=true answers the compact form (services/manifest_compact.go).
+		success = jsonResponse("Success: the manifest, or with compact=true its compact form.", map[string]any{"oneOf": []any{
+			map[string]any{"$ref": "#/components/schemas/" + typeName(op.Response)},
+			d.ref("CompactManifest", services.Schema(services.CompactManifest{})),
+		}})
+		out["responses"].(map[string]any)[strconv.Itoa(op.Status)] = success
+	}
 	if op.Right != services.NeedNothing {
 		out["security"] = []map[string][]string{{"bearer": {}}}
 	}
