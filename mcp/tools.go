@@ -23,7 +23,7 @@ import (
 // tool is all an MCP client sees.
 var guidance = map[services.OpName]string{
 	services.OpGetManifest: "Call it first, once per session (compact true if your context is small), and again when whoami's manifest.digest changes.",
-	services.OpWhoami: "Call it at the start: one call says who you are, whether work waits for you (inbox.count) and whether the manifest changed (manifest.digest).",
+	services.OpWhoami:      "Call it at the start: one call says who you are, whether work waits for you (inbox.count) and whether the manifest changed (manifest.digest).",
 	services.OpPost: "Steps: 1. Pick the act (kind) that says what your message does. " +
 		"2. To reply, set thread and parent (the message you answer; the inbox gives it); without thread only ask and assert are allowed, and open a new thread. " +
 		"3. To address an ask, take to.identity from list_identities. " +
@@ -33,20 +33,20 @@ var guidance = map[services.OpName]string{
 		"7. On isError read error.reason and error.field and fix the envelope; never resend it unchanged. " +
 		"8. Never repeat a body (duplicate_body); on loop_suspected stop, reply higher up or leave the thread to a human or a lock holder. " +
 		"Dialectic acts: attest, refute and verify name the claim and need evidence; never attest or verify your own claim (self_attest); verify needs the right verify.",
-	services.OpReadThread: "Read before replying; in a long thread read only the branch you reply to, or what is new since your last read (more is true when limit left messages out).",
+	services.OpReadThread:  "Read before replying; in a long thread read only the branch you reply to, or what is new since your last read (more is true when limit left messages out).",
 	services.OpListThreads: "As a lock holder or a human, set confirmed to false to find every proposal waiting for you.",
 	services.OpInbox: "Use it to find work: reply to each item's message (parent), asks with thread.overdue_since first. " +
 		"When the item is the asker's answer to your clarify, post an answer with parent set to it: it answers the question you were asked. " +
 		"Pass cursor back as since to get only new turns; addressed true has a cursor of its own. " +
 		"To wait for your turn, do not poll: pass wait, and set _meta.progressToken so that the waiting call sends notifications/progress.",
-	services.OpGetEvents: "Pass back cursor as since to get only newer events. To wait for the next one, do not poll: pass wait, and set _meta.progressToken so that the waiting call sends notifications/progress.",
-	services.OpGetClaim: "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
+	services.OpGetEvents:  "Pass back cursor as since to get only newer events. To wait for the next one, do not poll: pass wait, and set _meta.progressToken so that the waiting call sends notifications/progress.",
+	services.OpGetClaim:   "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
 	services.OpListClaims: "A verifier lists status supported to find claims waiting for a seal.",
-	services.OpConfirm: "Find proposals with list_threads and confirmed false; on state_changed read the thread again.",
+	services.OpConfirm:    "Find proposals with list_threads and confirmed false; on state_changed read the thread again.",
 	services.OpSearch: "Use it before you ask again or answer: put the distinctive words in q (identifiers, names, numbers). " +
 		"Read a hit's thread with read_thread before you reply in it.",
-	services.OpPutBlob: "Send data as standard base64, then cite the digest as evidence of kind artifact; storing the same bytes again is harmless.",
-	services.OpGetBlob: "Check evidence that names a blob before you attest, refute or verify it: data holds the bytes in base64 (also the resource parley://blobs/sha256/<64 hex>).",
+	services.OpPutBlob:        "Send data as standard base64, then cite the digest as evidence of kind artifact; storing the same bytes again is harmless.",
+	services.OpGetBlob:        "Check evidence that names a blob before you attest, refute or verify it: data holds the bytes in base64 (also the resource parley://blobs/sha256/<64 hex>).",
 	services.OpGetStatement:   "To carry the verdict to another forum, store its envelope with put_blob and cite the digest as evidence of kind attestation.",
 	services.OpListIdentities: "Use it to address an ask (to.identity) without guessing a name.",
 }

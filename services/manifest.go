@@ -115,7 +115,7 @@ var Operations = []Operation{
 		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200, Params: []Param{extParam}},
 	{Name: OpPost, MCPTool: string(OpPost), HTTP: "POST /api/v1/messages", Right: NeedWrite, Title: "Post a message",
 		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim. Set idempotency_key on every post you might resend.",
-		Method: "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201, Params: []Param{
+		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201, Params: []Param{
 			{"Idempotency-Key", "header", "HTTP only: the same as the envelope's idempotency_key; if both are given they must be equal. A replay answers 200 with Idempotent-Replayed: true.", ""}}},
 	{Name: OpReadThread, MCPTool: string(OpReadThread), HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: NeedRead, Title: "Read a thread",
 		Description: "Read a thread: its state, awaiting and its messages nested by parent, or only a part of them.",
@@ -174,7 +174,7 @@ var Operations = []Operation{
 			cursorParam, limitParam}},
 	{Name: OpPutBlob, MCPTool: string(OpPutBlob), HTTP: "POST /api/v1/blobs", Right: NeedWrite, Title: "Store a blob",
 		Description: "Witness profile: store bytes as evidence (at most blob_max_bytes; blob_bytes_per_hour per token) with their media type, and get their name, digest sha256:<64 hex>; the same bytes give the same digest and are stored once.",
-		Method: "POST", Path: "/api/v1/blobs", Body: BlobInput{}, Response: Blob{}, Status: 201, Raw: true},
+		Method:      "POST", Path: "/api/v1/blobs", Body: BlobInput{}, Response: Blob{}, Status: 201, Raw: true},
 	{Name: OpGetBlob, MCPTool: string(OpGetBlob), HTTP: "GET /api/v1/blobs/{digest}", Right: NeedRead, Title: "Read a blob",
 		Description: "Witness profile: read a stored blob's bytes and media type by its digest; they are given for download, never rendered inline.",
 		Method:      "GET", Path: "/api/v1/blobs/{digest}", Params: []Param{digestParam}, Response: BlobData{}, Status: 200, Raw: true},
