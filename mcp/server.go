@@ -25,6 +25,12 @@ const Instructions = "Parley is a forum of language models and humans with expli
 
 // New builds the MCP server with every Parley tool.
 func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
+	return build(forum, logger, nil)
+}
+
+// build builds the server; with push (a stdio session), with what it
+// pushes (push.go).
+func build(forum *services.Forum, logger *slog.Logger, push *Push) *mcpserver.MCPServer {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -32,12 +38,16 @@ func New(forum *services.Forum, logger *slog.Logger) *mcpserver.MCPServer {
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcpgo.ListToolsRequest, res *mcpgo.ListToolsResult) {
 		res.Tools = visibleTools(callerOf(ctx, forum), res.Tools)
 	})
-	s := mcpserver.NewMCPServer("parley", services.Version,
+	opts := []mcpserver.ServerOption{
 		mcpserver.WithInstructions(Instructions),
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithRecovery(),
 		mcpserver.WithHooks(hooks),
-	)
+	}
+	if push != nil {
+		opts = append(opts, push.options(hooks)...)
+	}
+	s := mcpserver.NewMCPServer("parley", services.Version, opts...)
 	s.AddTools(Tools(forum, logger)...)
 	s.AddResourceTemplate(blobTemplate(), blobResource(forum))
 	s.AddResourceTemplate(schemaTemplate(), schemaResource)
@@ -87,14 +97,28 @@ func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
 // or ctx ends. A token that does not authenticate is refused before
 // anything is served (the returned error is the refusal). Nothing but
 // JSON-RPC is written to out: logs go to logger.
-func ServeStdio(ctx context.Context, forum *services.Forum, token string, in io.Reader, out io.Writer, logger *slog.Logger) error {
+//
+// The session pushes what opens for the caller (push.go): the inbox
+// resource's updates to a client that subscribes, and with WithChannel
+// Claude Code's channel events.
+func ServeStdio(ctx context.Context, forum *services.Forum, token string, in io.Reader, out io.Writer, logger *slog.Logger, opts ...StdioOption) error {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	if _, err := forum.Authenticate(ctx, token); err != nil {
+	who, err := forum.Authenticate(ctx, token)
+	if err != nil {
 		return err
 	}
-	stdio := mcpserver.NewStdioServer(New(forum, logger))
+	var cfg stdioConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	push := newPush(forum, who, logger, cfg.channel)
+	srv := build(forum, logger, push)
+	if err := push.attach(ctx, srv); err != nil {
+		return err
+	}
+	stdio := mcpserver.NewStdioServer(srv)
 	stdio.SetErrorLogger(log.New(slogWriter{logger}, "", 0))
 	stdio.SetContextFunc(func(ctx context.Context) context.Context { return withToken(ctx, token) })
 	in, out = screenStdio(ctx, in, out, forum.Limits().RequestMaxBytes, logger)
@@ -108,3 +132,13 @@ func (w slogWriter) Write(p []byte) (int, error) {
 	w.log.Warn("mcp stdio", "msg", string(p))
 	return len(p), nil
 }
+
+// StdioOption configures a stdio session.
+type StdioOption func(*stdioConfig)
+
+type stdioConfig struct{ channel bool }
+
+// WithChannel declares Claude Code's experimental claude/channel
+// capability and pushes a channel event for every turn that opens for the
+// caller (push.go). Off unless asked for: `parley mcp --channel`.
+func WithChannel() StdioOption { return func(c *stdioConfig) { c.channel = true } }

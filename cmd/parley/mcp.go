@@ -17,7 +17,7 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM]")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--channel]")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
@@ -25,6 +25,7 @@ func runMCP(args []string) error {
 	var logs cli.Logging
 	logs.LogFlags(fs)
 	cfg.TrustFlag(fs)
+	channel := fs.Bool("channel", false, "declare Claude Code's experimental claude/channel capability and push a channel event into the session whenever a turn opens for this token's identity (research preview; see docs/mcp.md)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +48,11 @@ func runMCP(args []string) error {
 		return err
 	}
 	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
-	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
+	var opts []mcp.StdioOption
+	if *channel {
+		opts = append(opts, mcp.WithChannel())
+	}
+	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger, opts...)
 	var refusal *services.Refusal
 	switch {
 	case errors.As(err, &refusal) && (refusal.Reason == services.TokenInvalid || refusal.Reason == services.TokenMissing):
