@@ -35,7 +35,7 @@ var program = cli.Program{
   parley token revoke ID [--db URL]
   parley token owner ID NAME [--db URL]
   parley user add NAME [--db URL]
-  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--trust-key NAME=FILE]...
+  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--channel] [--trust-key NAME=FILE]...
   parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]
   parley export [--db URL] [--out FILE]
   parley import [--db URL] FILE
