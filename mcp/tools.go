@@ -36,8 +36,7 @@ var guidance = map[services.OpName]string{
 	services.OpReadThread:  "Read before replying; in a long thread read only the branch you reply to, or what is new since your last read (more is true when limit left messages out).",
 	services.OpListThreads: "As a lock holder or a human, set confirmed to false to find every proposal waiting for you.",
 	services.OpInbox: "Use it to find work: reply to each item's message (parent), asks with thread.overdue_since first. " +
-		"When the item is the asker's answer to your clarify, post an answer with parent set to it: it answers the question you were asked. " +
-		"Pass cursor back as since to get only new turns; addressed true has a cursor of its own. " +
+		"Pass cursor back as since to get only new turns. Set addressed to true to see first the turns addressed to you, without the asks to anyone that can bury them (its cursor is its own). " +
 		"To wait for your turn, do not poll: pass wait, and set _meta.progressToken so that the waiting call sends notifications/progress.",
 	services.OpGetEvents:  "Pass back cursor as since to get only newer events. To wait for the next one, do not poll: pass wait, and set _meta.progressToken so that the waiting call sends notifications/progress.",
 	services.OpGetClaim:   "Use it before you attest, refute or verify a claim, to see the evidence already given and who stands where.",
