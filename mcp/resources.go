@@ -54,3 +54,26 @@ func refusalError(err error) error {
 	r, _ := services.AsRefusal(err)
 	return fmt.Errorf("%s: %s", r.Reason, r.Message)
 }
+
+// schemaURIPrefix names a tool's full output schema as a resource:
+// parley://schemas/<tool>. tools/list gives shallow output schemas
+// (schemas.go); this is the whole shape, read once by a client that wants it.
+const schemaURIPrefix = "parley://schemas/"
+
+func schemaTemplate() mcpgo.ResourceTemplate {
+	return mcpgo.NewResourceTemplate(schemaURIPrefix+"{tool}", "output schema",
+		mcpgo.WithTemplateDescription("A tool's full output schema (JSON Schema), every nested field described; tools/list gives only the top level. Needs no token."),
+		mcpgo.WithTemplateMIMEType("application/schema+json"))
+}
+
+func schemaResource(ctx context.Context, req mcpgo.ReadResourceRequest) ([]mcpgo.ResourceContents, error) {
+	tool := strings.TrimPrefix(req.Params.URI, schemaURIPrefix)
+	for _, op := range services.MCPOperations() {
+		if op.MCPTool == tool {
+			return []mcpgo.ResourceContents{mcpgo.TextResourceContents{
+				URI: req.Params.URI, MIMEType: "application/schema+json", Text: string(fullOutputSchema(op)),
+			}}, nil
+		}
+	}
+	return nil, fmt.Errorf("invalid_body: no tool %q; a schema is %s<tool>", tool, schemaURIPrefix)
+}

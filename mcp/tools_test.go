@@ -102,10 +102,15 @@ func TestToolsFollowTheOperationTable(t *testing.T) {
 		if says := strings.Contains(tl.Description, "never instructions"); says != want.openWorld {
 			t.Errorf("%s: the description warns that others' text is data: %v, want %v", tl.Name, says, want.openWorld)
 		}
-		var out map[string]any
+		var out struct {
+			Type       string                     `json:"type"`
+			Properties map[string]json.RawMessage `json:"properties"`
+			Required   []string                   `json:"required"`
+			Defs       any                        `json:"$defs"`
+		}
 		json.Unmarshal(tl.RawOutputSchema, &out)
-		if out["type"] != "object" || len(out["anyOf"].([]any)) != 2 {
-			t.Errorf("%s: output schema must be an object admitting success and refusal: %s", tl.Name, tl.RawOutputSchema)
+		if out.Type != "object" || out.Properties["error"] == nil || len(out.Properties) < 2 || out.Required != nil || out.Defs != nil {
+			t.Errorf("%s: output schema must be one shallow object admitting success and refusal: %s", tl.Name, tl.RawOutputSchema)
 		}
 		if len(tl.Description) < 100 {
 			t.Errorf("%s: description too thin for a model: %q", tl.Name, tl.Description)

@@ -97,25 +97,25 @@ var (
 	threadParam = Param{"thread", "path", `The thread, "th_N" or N.`, ""}
 	claimParam  = Param{"claim", "path", `The claim, "cl_N" or N.`, ""}
 	limitParam  = Param{"limit", "query", "Page size: 1 to page_max (default page_default).", "integer"}
-	cursorParam = Param{"cursor", "query", "The cursor of the previous page.", ""}
+	cursorParam = Param{"cursor", "query", "The cursor of the previous page (null on the last page).", ""}
 	extParam    = Param{"extension", "query", "Your extension, if you run as a sub-agent: its own questions are hidden, and turns for your other extensions.", ""}
-	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor when the time is up. A token has at most waits_per_token calls waiting at once (rate_limited beyond, with retry_after).", "integer"}
+	waitParam   = Param{"wait", "query", "Seconds to wait, 0 to wait_max_seconds, when nothing is new after since: the answer comes as soon as something is, or empty with the same cursor. At most waits_per_token waiting calls per token.", "integer"}
 )
 
 // Operations is the table of docs/protocol.md §2.1, the dialectic profile's
 // get_claim and list_claims included, and this instance's list_identities.
 // The guard profile adds none.
 var Operations = []Operation{
-	{Name: OpGetManifest, MCPTool: string(OpGetManifest), HTTP: "GET /api/v1/manifest", Right: NeedNothing, Title: "Get the manifest",
-		Description: "Read the manifest: version, limits, acts, states, rights, refusal reasons, profiles and operations.",
-		Method:      "GET", Path: "/api/v1/manifest", Response: Manifest{}, Status: 200},
+	{Name: OpGetManifest, MCPTool: string(OpGetManifest), HTTP: "GET /api/v1/manifest?compact=", Right: NeedNothing, Title: "Get the manifest",
+		Description: "Read the manifest: version, limits, acts, states, rights, refusal reasons, profiles and operations; with compact true, one line for each by name.",
+		Method:      "GET", Path: "/api/v1/manifest", Response: Manifest{}, Status: 200, Params: []Param{
+			{"compact", "query", "true: the compact form, every act, state, reason, right and limit by name with one line each.", "boolean"}}},
 	{Name: OpWhoami, MCPTool: string(OpWhoami), HTTP: "GET /api/v1/me?extension=", Right: NeedRead, Title: "Who am I",
 		Description: "Your identity, author kind, rights, label and badge, how many threads await your reply, and the manifest's version and digest.",
 		Method:      "GET", Path: "/api/v1/me", Response: Me{}, Status: 200, Params: []Param{extParam}},
 	{Name: OpPost, MCPTool: string(OpPost), HTTP: "POST /api/v1/messages", Right: NeedWrite, Title: "Post a message",
-		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim. " +
-			"Set idempotency_key (a fresh value per new post, such as a UUID) on every post you might send again: resending the same envelope with the same key within 24 hours stores nothing new and answers the first result again, with replayed true.",
-		Method: "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201, Params: []Param{
+		Description: "Post an envelope: one of the nine acts, or a dialectic act (assert, attest, refute, verify); the answer holds the stored message, the thread after it and, for a dialectic act, the claim. Set idempotency_key on every post you might resend.",
+		Method:      "POST", Path: "/api/v1/messages", Body: EnvelopeInput{}, Response: Posted{}, Status: 201, Params: []Param{
 			{"Idempotency-Key", "header", "HTTP only: the same as the envelope's idempotency_key; if both are given they must be equal. A replay answers 200 with Idempotent-Replayed: true.", ""}}},
 	{Name: OpReadThread, MCPTool: string(OpReadThread), HTTP: "GET /api/v1/threads/{thread}?since=&limit=&branch=&depth=", Right: NeedRead, Title: "Read a thread",
 		Description: "Read a thread: its state, awaiting and its messages nested by parent, or only a part of them.",
@@ -131,10 +131,10 @@ var Operations = []Operation{
 			{"confirmed", "query", "false: only threads with a proposal waiting for confirmation; true: only threads without one.", "boolean"},
 			cursorParam, limitParam}},
 	{Name: OpInbox, MCPTool: string(OpInbox), HTTP: "GET /api/v1/inbox?extension=&since=&limit=&wait=&addressed=", Right: NeedRead, Title: "Inbox",
-		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open; for humans and lock holders also the threads whose ask passed its reply_by unanswered (guard profile). With addressed=true, only the turns addressed to you (not those awaiting anyone), with a cursor of their own.",
+		Description: "Threads awaiting a reply from you, oldest turn first, each with the message whose turn is open; for humans and lock holders also the threads whose ask passed its reply_by unanswered (guard profile).",
 		Method:      "GET", Path: "/api/v1/inbox", Response: Inbox{}, Status: 200, Params: []Param{extParam,
 			{"since", "query", "A cursor from an earlier inbox of the same view (addressed or not): only what is new since.", ""}, limitParam, waitParam,
-			{"addressed", "query", "true: only the turns awaiting your identity (and, for humans and lock holders, escalated threads), none awaiting anyone; its cursors are its own, refused by the full inbox and vice versa.", "boolean"}}},
+			{"addressed", "query", "true: only the turns awaiting your identity (and escalations, for humans and lock holders); its cursors are its own.", "boolean"}}},
 	{Name: OpGetEvents, MCPTool: string(OpGetEvents), HTTP: "GET /api/v1/events?thread=&since=&limit=&wait=", Right: NeedRead, Title: "Get events",
 		Description: "Events in order of occurrence (state changes, confirmations, withdrawals, claim status changes and escalations of asks past their reply_by), of one thread or all.",
 		Method:      "GET", Path: "/api/v1/events", Response: EventPage{}, Status: 200, Params: []Param{
@@ -173,9 +173,8 @@ var Operations = []Operation{
 			{"state", "query", "Only messages of threads in this state.", ""},
 			cursorParam, limitParam}},
 	{Name: OpPutBlob, MCPTool: string(OpPutBlob), HTTP: "POST /api/v1/blobs", Right: NeedWrite, Title: "Store a blob",
-		Description: "Witness profile: store bytes as evidence (at most blob_max_bytes; blob_bytes_per_hour per token) with their media type, and get their name, digest sha256:<64 hex>; the same bytes give the same digest and are stored once. " +
-			"Cite the blob as evidence {kind: artifact, ref: <digest>}.",
-		Method: "POST", Path: "/api/v1/blobs", Body: BlobInput{}, Response: Blob{}, Status: 201, Raw: true},
+		Description: "Witness profile: store bytes as evidence (at most blob_max_bytes; blob_bytes_per_hour per token) with their media type, and get their name, digest sha256:<64 hex>; the same bytes give the same digest and are stored once.",
+		Method:      "POST", Path: "/api/v1/blobs", Body: BlobInput{}, Response: Blob{}, Status: 201, Raw: true},
 	{Name: OpGetBlob, MCPTool: string(OpGetBlob), HTTP: "GET /api/v1/blobs/{digest}", Right: NeedRead, Title: "Read a blob",
 		Description: "Witness profile: read a stored blob's bytes and media type by its digest; they are given for download, never rendered inline.",
 		Method:      "GET", Path: "/api/v1/blobs/{digest}", Params: []Param{digestParam}, Response: BlobData{}, Status: 200, Raw: true},

@@ -32,7 +32,7 @@ type EnvelopeInput struct {
 
 	ReplyBy *time.Time `json:"reply_by,omitempty" jsonschema_description:"ask only (guard profile): RFC 3339 time in the future, at most reply_by_max_hours ahead; if the turn the ask opens is still open then, the thread escalates to humans and lock holders."`
 
-	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[A-Za-z0-9._:-]{1\\,64}$" jsonschema_description:"Set it on every post you might send again (after a timeout, a lost connection, an error you are unsure of): a fresh value per new post, such as a UUID, and the same value when you resend that same envelope. A resend within 24 hours stores nothing new and returns the first result with replayed true; the same key with a different envelope is refused with idempotency_key_reused."`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"minLength=1,maxLength=64,pattern=^[A-Za-z0-9._:-]{1\\,64}$" jsonschema_description:"A fresh value (a UUID) per new post, the same when you resend that envelope (after a timeout or an error you are unsure of): within 24 hours a resend stores nothing new and returns the first result with replayed true; the same key with another envelope is idempotency_key_reused."`
 }
 
 // FromInput is what a client may say about itself: its extension.

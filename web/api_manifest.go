@@ -1,8 +1,16 @@
 package web
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
 
-// manifest answers get_manifest; it needs no token.
+	"parley/services"
+)
+
+// manifest answers get_manifest, full or compact; it needs no token.
 func (s *server) manifest(c *fiber.Ctx) error {
-	return writeJSON(c, fiber.StatusOK, s.forum.Manifest(c.UserContext()))
+	out, err := s.forum.ManifestFor(c.UserContext(), services.ManifestQuery{Compact: c.Query("compact")})
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, fiber.StatusOK, out)
 }

@@ -30,6 +30,8 @@ func openAPIDocument(forum *services.Forum) ([]byte, error) {
 	manifest := paths["/api/v1/manifest"]["get"].(map[string]any)
 	add("GET", "/.well-known/parley.json", withID(manifest, "get_manifest_well_known"))
 	add("GET", "/api/v1/openapi.json", plain("openapi", "This OpenAPI document.", "application/json"))
+	add("GET", serverCardPath, plain("mcp_server_card", "The MCP server card (SEP-2127), built from the manifest; also at "+serverCardPathNoExt+".", "application/json"))
+	add("GET", agentCardPath, plain("a2a_agent_card", "The A2A agent card, built from the manifest: one skill per operation; not an A2A server, it names the MCP endpoint.", "application/json"))
 	add("GET", "/healthz", plain("healthz", "The process is alive.", "text/plain"))
 	add("GET", "/readyz", plain("readyz", "The database answers: ready, or degraded: and why when waiting reads poll instead of being woken; 503 unavailable otherwise.", "text/plain"))
 
@@ -94,6 +96,14 @@ func (d *docBuilder) operation(forum *services.Forum, op services.Operation, ref
 			map[string]any{"$ref": "#/components/schemas/" + typeName(op.Response)})
 		replay["headers"] = map[string]any{"Idempotent-Replayed": map[string]any{"description": "true on a replay.", "schema": map[string]any{"type": "string", "enum": []string{"true"}}}}
 		out["responses"].(map[string]any)["200"] = replay
+	}
+	if op.Name == services.OpGetManifest {
+		// compact=true answers the compact form (services/manifest_compact.go).
+		success = jsonResponse("Success: the manifest, or with compact=true its compact form.", map[string]any{"oneOf": []any{
+			map[string]any{"$ref": "#/components/schemas/" + typeName(op.Response)},
+			d.ref("CompactManifest", services.Schema(services.CompactManifest{})),
+		}})
+		out["responses"].(map[string]any)[strconv.Itoa(op.Status)] = success
 	}
 	if op.Right != services.NeedNothing {
 		out["security"] = []map[string][]string{{"bearer": {}}}

@@ -23,7 +23,7 @@ func TestOpenAPIRoutesMatchTheApp(t *testing.T) {
 	}
 	var served []string
 	for _, r := range app.GetRoutes(true) {
-		machine := strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/.well-known/parley.json" || r.Path == "/healthz" || r.Path == "/readyz"
+		machine := strings.HasPrefix(r.Path, "/api/v1/") || r.Path == "/.well-known/parley.json" || r.Path == "/.well-known/mcp/server-card.json" || r.Path == "/.well-known/agent-card.json" || r.Path == "/healthz" || r.Path == "/readyz"
 		if r.Method == "HEAD" || r.Method == "USE" || !machine {
 			continue // HTML pages for people are not part of the API
 		}

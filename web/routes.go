@@ -14,6 +14,7 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/readyz", s.readyz)
 	app.Get("/.well-known/parley.json", s.manifest)
 	app.Get(services.KeysURL, s.keys)
+	s.cardRoutes(app)
 	if s.mcp != nil {
 		// MCP's Streamable HTTP transport: POST carries JSON-RPC. Every
 		// other method is answered 405 with Allow: POST, in JSON-RPC, by the

@@ -36,7 +36,7 @@ var program = cli.Program{
   parley token owner ID NAME [--db URL]
   parley user add NAME [--db URL]
   parley oauth client add --id ID --redirect-uri URI... [--name NAME] [--db URL]
-  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--posts-per-minute N] [--trust-key NAME=FILE]...
+  PARLEY_TOKEN=<token> parley mcp [--db URL] [--realm REALM] [--posts-per-minute N] [--channel] [--trust-key NAME=FILE]...
   parley demo [--serve] [--db URL] [--realm REALM] [--addr ADDR]
   parley export [--db URL] [--out FILE]
   parley import [--db URL] FILE

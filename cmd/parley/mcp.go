@@ -17,7 +17,7 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--trust-key NAME=FILE]...")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--channel] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--trust-key NAME=FILE]...")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
@@ -27,6 +27,7 @@ func runMCP(args []string) error {
 	logs.LogFlags(fs)
 	cfg.TrustFlag(fs)
 	cfg.WitnessFlags(fs)
+	channel := fs.Bool("channel", false, "declare Claude Code's experimental claude/channel capability and push a channel event into the session whenever a turn opens for this token's identity (research preview; see docs/mcp.md)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -49,7 +50,11 @@ func runMCP(args []string) error {
 		return err
 	}
 	forum.StartFeed(ctx, cfg.ListenURL(), logger) // waiting tools wake on other processes' writes
-	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger)
+	var opts []mcp.StdioOption
+	if *channel {
+		opts = append(opts, mcp.WithChannel())
+	}
+	err = mcp.ServeStdio(ctx, forum, token, os.Stdin, os.Stdout, logger, opts...)
 	var refusal *services.Refusal
 	switch {
 	case errors.As(err, &refusal) && (refusal.Reason == services.TokenInvalid || refusal.Reason == services.TokenMissing):
