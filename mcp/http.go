@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"mime"
@@ -23,8 +25,8 @@ import (
 //     requires against DNS rebinding and foreign pages;
 //   - an Authorization header whose token is unknown or revoked is 401 with
 //     WWW-Authenticate: Bearer on every request, initialize and tools/list
-//     included; no Authorization at all is admitted, and then only
-//     get_manifest answers anything but token_missing;
+//     included; without Authorization, a call of a tool that needs a token
+//     is 401 token_missing too (tokenNeeded), and the rest is admitted;
 //   - at /mcp/oauth (oauth.go) only an OAuth access token is admitted:
 //     none, or a bad one, is 401 with WWW-Authenticate naming the resource
 //     metadata, and token_right_missing is 403 insufficient_scope;
@@ -84,6 +86,12 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, v)
 		return
 	}
+	if _, present := bearer(r); !present && g.oauth == nil {
+		if ref := tokenNeeded(r.Context(), g.forum, body); ref != nil {
+			g.refuseToken(w, r, body, ref)
+			return
+		}
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var scoped func(answer []byte) bool
 	if g.oauth != nil {
@@ -100,7 +108,11 @@ func (g gate) refuseToken(w http.ResponseWriter, r *http.Request, body []byte, e
 	if unexpected {
 		g.log.ErrorContext(r.Context(), "mcp: authenticate", "err", err)
 	}
-	if ref.Status == http.StatusUnauthorized {
+	switch {
+	case ref.Reason == services.TokenMissing:
+		// RFC 6750 §3.1: a request with no credentials gets no error code.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parley"`)
+	case ref.Status == http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="parley", error="invalid_token", error_description="the token is unknown or revoked"`)
 	}
 	id, _, _ := head(body)
@@ -210,4 +222,37 @@ func (rec *recorder) Flush() {
 	if rec.streaming {
 		http.NewResponseController(rec.w).Flush()
 	}
+}
+
+// tokenNeeded is the refusal of a message sent without a token that needs
+// one: a call of any tool but those the operation table lets anyone call
+// (get_manifest). docs/protocol.md §2.1 (errata 2) answers a missing
+// token at the HTTP level, 401.
+//
+// Reading: the same section says get_manifest needs no token, so the
+// messages that let a client find that out stay open without one —
+// initialize, tools/list, ping, notifications, resources (the schemas),
+// and the call of get_manifest; every other tool call is the "missing
+// token" the errata answers with 401.
+func tokenNeeded(ctx context.Context, forum *services.Forum, body []byte) error {
+	if _, method, _ := head(body); method != "tools/call" {
+		return nil
+	}
+	var m struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return nil // screen's business: answered as the MCP library answers it
+	}
+	for _, op := range services.MCPOperations() {
+		if op.MCPTool == m.Params.Name {
+			if op.Right == services.NeedNothing {
+				return nil
+			}
+			return forum.Meter(ctx, services.Caller{}, op.Name) // the services' token_missing
+		}
+	}
+	return nil // an unknown tool: the library says so
 }

@@ -251,7 +251,9 @@ func (w *world) viaHTTP(t *testing.T, s step) (bool, map[string]any) {
 // tool's answer.
 func (w *world) viaMCP(t *testing.T, s step) (bool, map[string]any) {
 	t.Helper()
-	if s.who == "forged" || s.who == "revoked" {
+	if s.who == "forged" || s.who == "revoked" || s.who == "" && s.reason == services.TokenMissing {
+		// Answered at the HTTP level: 401 and the refusal in the
+		// JSON-RPC error (docs/protocol.md §2.1, errata 2).
 		call := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": s.op, "arguments": s.args}}
 		resp, out := rawMCP(t, w.srv.base, w.tokens[s.who], "POST", mustJSON(call), nil)
 		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") || out["id"] != float64(1) {
