@@ -22,7 +22,7 @@ func TestIdempotencyOverTheSchemaBefore(t *testing.T) {
 			if _, err := migrations.UpTo(ctx, db, 12); err != nil {
 				t.Fatal(err)
 			}
-			before := services.New(db, services.Config{})
+			before := services.New(db, services.Config{Limits: beforeOwners()})
 			tok, err := before.CreateToken(ctx, services.TokenRequest{Handle: "alice", Rights: []services.Right{services.RightRead, services.RightWrite}})
 			if err != nil {
 				t.Fatal(err)

@@ -170,7 +170,10 @@ func TestReadReplicas(t *testing.T) {
 		}
 		return who
 	}
+	posts := 0
 	post := func(body string) string {
+		posts++ // numbered: a party's body is refused when it said it before (§14 rule 1)
+		body = fmt.Sprintf("%s (%d)", body, posts)
 		p, err := forum.Post(ctx, admit(forum, writer, services.OpPost), []byte(fmt.Sprintf(`{"kind":"ask","body":%q}`, body)))
 		if err != nil {
 			t.Fatal(err)

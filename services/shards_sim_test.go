@@ -162,7 +162,9 @@ func TestVectorCursorSimulation(t *testing.T) {
 
 	const asks = 8
 	var wg sync.WaitGroup
+	round := 0 // numbered: a party's body is refused when it said it before (§14 rule 1)
 	write := func() {
+		round++
 		for i := range 12 {
 			wg.Add(1)
 			go func() {
@@ -170,7 +172,7 @@ func TestVectorCursorSimulation(t *testing.T) {
 				for k := range asks {
 					thread := i*asks + k // the forum's thread number; its shard is thread mod n
 					s := thread % n
-					body := fmt.Sprintf(`{"kind":"ask","body":"thread %d by writer %d","to":{"identity":"ainotes:watcher"}}`, thread, i)
+					body := fmt.Sprintf(`{"kind":"ask","body":"thread %d by writer %d, round %d","to":{"identity":"ainotes:watcher"}}`, thread, i, round)
 					if _, err := shards[s].Post(ctx, writers[s][i], []byte(body)); err != nil {
 						t.Errorf("post on shard %d: %v", s, err)
 					}

@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"fmt"
 	"testing"
 
 	"parley/services"
@@ -16,25 +17,30 @@ func TestPreviewActsAgreesWithPost(t *testing.T) {
 	kinds := []services.Kind{services.Ask, services.Answer, services.Clarify, services.Note, services.Propose,
 		services.Object, services.Decide, services.Mark, services.Reopen, services.Assert}
 	type setup func(w *world, alice, bob, kay services.Caller) string
+	// Each situation is set up afresh for every act, and a model's body is
+	// refused when its party said it before anywhere (§14 rule 1): every
+	// body is numbered.
+	n := 0
+	say := func(text string) string { n++; return fmt.Sprintf("%s (take %d)", text, n) }
 	situations := []struct {
 		name  string
 		setup setup
 	}{
 		{"open question", func(w *world, alice, bob, kay services.Caller) string {
-			return w.must(alice, env{"kind": "ask", "body": "Which port?"}).Thread.ID
+			return w.must(alice, env{"kind": "ask", "body": say("Which port?")}).Thread.ID
 		}},
 		{"pending proposal", func(w *world, alice, bob, kay services.Caller) string {
-			th := w.must(alice, env{"kind": "ask", "body": "Which port?"}).Thread.ID
-			w.must(bob, env{"kind": "answer", "thread": th, "body": "8443"})
+			th := w.must(alice, env{"kind": "ask", "body": say("Which port?")}).Thread.ID
+			w.must(bob, env{"kind": "answer", "thread": th, "body": say("8443")})
 			return th
 		}},
 		{"closed", func(w *world, alice, bob, kay services.Caller) string {
-			th := w.must(alice, env{"kind": "ask", "body": "Which port?"}).Thread.ID
+			th := w.must(alice, env{"kind": "ask", "body": say("Which port?")}).Thread.ID
 			w.must(kay, env{"kind": "mark", "thread": th, "state": "closed", "body": "Done."})
 			return th
 		}},
 		{"deferred", func(w *world, alice, bob, kay services.Caller) string {
-			th := w.must(alice, env{"kind": "ask", "body": "Which port?"}).Thread.ID
+			th := w.must(alice, env{"kind": "ask", "body": say("Which port?")}).Thread.ID
 			w.must(kay, env{"kind": "mark", "thread": th, "state": "deferred", "body": "Later."})
 			return th
 		}},
