@@ -306,6 +306,26 @@ func witnessChecks() []check {
 			th, cl, _ := k.claim("alice")
 			return refused(k.claimAct("alice2", "attest", th, cl), "self_attest", "")
 		}},
+		{s, "a party's body said before in another thread is duplicate_body, naming the earlier message; another party may say it", "§14 rule 1 (errata 2), §15 rule 1", false, false, func(k *kit) error {
+			if k.limit("guard_recent_bodies_party") <= 0 {
+				return errSkip("guard_recent_bodies_party is off")
+			}
+			if k.ids["alice2"].Owner == "" || k.ids["alice2"].Owner != k.ids["alice"].Owner {
+				return errSkip("alice and alice2 need one owner")
+			}
+			th1, _ := k.ask("carol")
+			th2, _ := k.ask("carol")
+			b := k.body("a template comment")
+			first, _ := k.must("alice", map[string]any{"kind": "note", "thread": th1, "body": b})
+			r := k.post("alice2", map[string]any{"kind": "note", "thread": th2, "body": b})
+			if err := refused(r, "duplicate_body", "body"); err != nil {
+				return err
+			}
+			if id := str(first, "id"); !strings.Contains(str(r.Body, "error", "message"), id) {
+				return fmt.Errorf("the refusal does not name the earlier message %s: %s", id, r)
+			}
+			return accepted(k.post("bob", map[string]any{"kind": "note", "thread": th2, "body": b}))
+		}},
 		{s, "the manifest names verify_quorum", "§15 rule 7", false, false, func(k *kit) error {
 			_, ok := k.limits["verify_quorum"]
 			return expect(ok, "no verify_quorum in limits")
