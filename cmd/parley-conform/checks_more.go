@@ -145,6 +145,47 @@ func bindingChecks() []check {
 			c, _ := json.Marshal(hr.Body)
 			return all(expect(bytes.Equal(a, b), "text and structuredContent differ"), expect(bytes.Equal(b, c), "structuredContent differs from the HTTP body:\n%s\n%s", b, c))
 		}},
+		{s, "the Streamable HTTP endpoint answers GET and DELETE 405 with Allow: POST, a foreign Origin 403, a body not JSON 415", "§2.1 (MCP transport)", false, false, func(k *kit) error {
+			m, ok := k.b.(*mcpHTTP)
+			if !ok {
+				return errSkip("MCP over HTTP only")
+			}
+			send := func(method, contentType, origin string) (*http.Response, error) {
+				req, _ := http.NewRequest(method, m.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+				req.Header.Set("Content-Type", contentType)
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Authorization", "Bearer "+k.tok("alice"))
+				if origin != "" {
+					req.Header.Set("Origin", origin)
+				}
+				resp, err := httpClient.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				return resp, err
+			}
+			var errs []error
+			for _, c := range []struct {
+				method, contentType, origin string
+				status                      int
+			}{
+				{"GET", "application/json", "", 405},
+				{"DELETE", "application/json", "", 405},
+				{"POST", "application/json", "https://elsewhere.example", 403},
+				{"POST", "text/plain", "", 415},
+			} {
+				resp, err := send(c.method, c.contentType, c.origin)
+				if err != nil {
+					return err
+				}
+				errs = append(errs, expect(resp.StatusCode == c.status, "%s %s origin %q: status %d, want %d", c.method, c.contentType, c.origin, resp.StatusCode, c.status))
+				if c.status == 405 {
+					errs = append(errs, expect(strings.Contains(resp.Header.Get("Allow"), "POST"), "%s: Allow %q, want POST", c.method, resp.Header.Get("Allow")))
+				}
+			}
+			return all(errs...)
+		}},
 		{s, "a refusal is the same object on both bindings", "§2.2", false, false, func(k *kit) error {
 			th, root := k.ask("bob")
 			env := map[string]any{"kind": "note", "thread": th, "parent": root, "body": k.body("n")}

@@ -310,6 +310,9 @@ func refusalChecks() []check {
 		}},
 		{s, "no token is token_missing", "§2.1, §2.2", false, false, func(k *kit) error {
 			r := k.call("", "whoami", nil)
+			if k.b.Name() == "mcp" && r.Header.Get("WWW-Authenticate") == "" {
+				return fmt.Errorf("MCP over HTTP answers a call without a token with 401 and WWW-Authenticate (errata 2): %s", r)
+			}
 			return all(refused(r, "token_missing", ""), expect(r.Status == 401, "status %d", r.Status))
 		}},
 		{s, "an unknown token is token_invalid with 401", "§2.1 errata 2, §2.2", false, false, func(k *kit) error {
