@@ -383,6 +383,21 @@ func witnessChecks() []check {
 			}
 			return verifyDSSE(k, obj(r.Body, "statement", "envelope"))
 		}},
+		{s, "a thread decided, then closed, as its state of record has a DSSE statement that verifies", "§15 rule 5", false, false, func(k *kit) error {
+			var errs []error
+			for _, state := range []string{"decided", "closed"} {
+				th := k.at(state)
+				r := k.call("alice", "get_statement", map[string]any{"id": th})
+				if err := accepted(r); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", state, err))
+					continue
+				}
+				if err := verifyDSSE(k, obj(r.Body, "statement", "envelope")); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", state, err))
+				}
+			}
+			return all(errs...)
+		}},
 	}
 }
 
