@@ -39,6 +39,19 @@ func threadRef(s string) (int64, error) {
 	return id, nil
 }
 
+// threadRefs is threadRef for each of refs, in order.
+func threadRefs(refs []string) ([]int64, error) {
+	ids := make([]int64, 0, len(refs))
+	for _, s := range refs {
+		id, err := threadRef(s)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
 func badThreadRef(field string) *Refusal {
 	return Refuse(InvalidBody, `thread must be "th_N" or a positive number`).On(field)
 }

@@ -20,13 +20,9 @@ func (f *Forum) LastPosts(ctx context.Context, who Caller, threads []string) (ma
 	if err := need(who, RightRead); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, 0, len(threads))
-	for _, th := range threads {
-		id, err := threadRef(th)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
+	ids, err := threadRefs(threads)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]LastPost{}
 	if len(ids) == 0 {
@@ -41,7 +37,7 @@ func (f *Forum) LastPosts(ctx context.Context, who Caller, threads []string) (ma
 		CreatedAt       time.Time
 	}
 	// messages_thread (thread_id, id) serves each thread's MAX(id).
-	err := f.db.WithContext(ctx).Raw(`
+	err = f.db.WithContext(ctx).Raw(`
 		SELECT thread_id, author_identity, author_extension, author_kind, author_badge, created_at
 		FROM messages WHERE id IN (SELECT MAX(id) FROM messages WHERE thread_id IN ? GROUP BY thread_id)`, ids).
 		Scan(&rows).Error

@@ -76,13 +76,9 @@ func (f *Forum) UnreadIn(ctx context.Context, who Caller, threads []string) (map
 	if err := need(who, RightRead); err != nil {
 		return nil, err
 	}
-	ids := make([]int64, 0, len(threads))
-	for _, th := range threads {
-		id, err := threadRef(th)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
+	ids, err := threadRefs(threads)
+	if err != nil {
+		return nil, err
 	}
 	out := map[string]Unread{}
 	if len(ids) == 0 {
@@ -96,7 +92,7 @@ func (f *Forum) UnreadIn(ctx context.Context, who Caller, threads []string) (map
 	}
 	// messages_thread (thread_id, id) serves the range after each visit;
 	// the visit is found by its primary key (identity, thread_id).
-	err := f.db.WithContext(ctx).Raw(`
+	err = f.db.WithContext(ctx).Raw(`
 		SELECT m.thread_id AS thread_id, COUNT(*) AS count, MIN(m.id) AS first,
 		       MAX(CASE WHEN v.thread_id IS NULL THEN 0 ELSE 1 END) = 1 AS visited
 		FROM messages m
