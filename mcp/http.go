@@ -63,12 +63,13 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var who services.Caller
+	token, present := bearer(r)
 	if g.oauth != nil {
 		var ok bool
 		if who, ok = g.authenticateOAuth(w, r, body); !ok {
 			return
 		}
-	} else if token, present := bearer(r); present {
+	} else if present {
 		who, err = g.forum.Authenticate(r.Context(), token)
 		if token == "" {
 			err = services.Refuse(services.TokenInvalid, "Authorization must be Bearer <token>")
@@ -86,7 +87,7 @@ func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, v)
 		return
 	}
-	if _, present := bearer(r); !present && g.oauth == nil {
+	if !present && g.oauth == nil {
 		if ref := tokenNeeded(r.Context(), g.forum, body); ref != nil {
 			g.refuseToken(w, r, body, ref)
 			return

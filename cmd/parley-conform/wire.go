@@ -234,10 +234,7 @@ func (m *mcpHTTP) Name() string { return "mcp" }
 func (m *mcpHTTP) Close()       {}
 
 func (m *mcpHTTP) Call(token, op string, args map[string]any) (Reply, error) {
-	if args == nil {
-		args = map[string]any{}
-	}
-	b, err := json.Marshal(args)
+	b, err := toolArguments(args)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -275,6 +272,15 @@ func (m *mcpHTTP) raw(token, op string, args []byte) (Reply, error) {
 	r, err := toolReply("MCP tools/call "+op, resp.StatusCode, raw)
 	r.Header = resp.Header
 	return r, err
+}
+
+// toolArguments is a tool call's arguments as JSON: an object, empty for
+// none.
+func toolArguments(args map[string]any) ([]byte, error) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	return json.Marshal(args)
 }
 
 // lastSSEData is the last data line of an SSE answer: the JSON-RPC
@@ -371,10 +377,7 @@ func (p *stdioProc) roundTrip(req []byte, id int) ([]byte, error) {
 }
 
 func (m *mcpStdio) Call(token, op string, args map[string]any) (Reply, error) {
-	if args == nil {
-		args = map[string]any{}
-	}
-	b, err := json.Marshal(args)
+	b, err := toolArguments(args)
 	if err != nil {
 		return Reply{}, err
 	}
