@@ -68,12 +68,17 @@ func TestIdleLongCallsShareOneCheck(t *testing.T) {
 				}()
 			}
 		}
-		var beats atomic.Int64 // the heartbeats of the first stream: the test's clock
+		var beats atomic.Int64   // the heartbeats of the first stream: the test's clock
+		var started atomic.Int64 // streams past their first read (they hold their slot before it)
 		for i := range streams {
 			who := w.agent(fmt.Sprintf("idle-stream-%d", i))
 			tokens = append(tokens, who.TokenID)
 			go func() {
+				var first atomic.Bool
 				done <- w.forum.Stream(ctx, who, since, func(it services.StreamItem) error {
+					if first.CompareAndSwap(false, true) {
+						started.Add(1)
+					}
 					if i == 0 && it.Type == "" {
 						beats.Add(1)
 					}
@@ -83,7 +88,10 @@ func TestIdleLongCallsShareOneCheck(t *testing.T) {
 		}
 		held := 0
 		defer func() { t.Logf("slots held: %d", held) }()
-		until(t, "every call holds its slot", func() bool {
+		until(t, "every call holds its slot, every stream past its first read", func() bool {
+			if started.Load() < streams {
+				return false
+			}
 			n := 0
 			for i, id := range tokens {
 				kind := "wait"
