@@ -14,7 +14,7 @@ import (
 // that the conformance check naming the rule fails. The defects: self_reply
 // (§7 loop protection off), behind_record (§5.2 rule 2 off: a model's mark
 // may land behind the state of record), addressed (§8 inbox addressed=true
-// ignored).
+// ignored), posts_rate (§9 posts_per_minute not enforced).
 func mutant(name string) bool {
 	return slices.Contains(strings.Split(os.Getenv("PARLEY_CONFORM_MUTANTS"), ","), name)
 }

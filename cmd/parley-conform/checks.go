@@ -5,8 +5,8 @@ func checks() []check {
 	var all []check
 	for _, part := range [][]check{
 		manifestChecks(), bindingChecks(), envelopeChecks(), idempotencyChecks(), actChecks(), stateChecks(), recordChecks(), authorityChecks(),
-		identityChecks(), selfReplyChecks(), readingChecks(), moreReadingChecks(), limitChecks(), refusalChecks(),
-		dialecticChecks(), moreDialecticChecks(), feedChecks(), streamChecks(), guardChecks(), moreGuardChecks(), witnessChecks(),
+		identityChecks(), selfReplyChecks(), readingChecks(), moreReadingChecks(), limitChecks(), rateChecks(), refusalChecks(), oauthChecks(),
+		dialecticChecks(), moreDialecticChecks(), feedChecks(), progressChecks(), streamChecks(), guardChecks(), moreGuardChecks(), witnessChecks(), peerChecks(),
 	} {
 		all = append(all, part...)
 	}

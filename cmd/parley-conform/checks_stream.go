@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -111,7 +113,7 @@ func streamChecks() []check {
 			}
 			return nil
 		}},
-		{s, "a stream beyond streams_per_token is rate_limited", "§13", false, true, func(k *kit) error {
+		{s, "a stream beyond streams_per_token is rate_limited with retry_after", "§13, §2.2", false, true, func(k *kit) error {
 			n := k.limit("streams_per_token")
 			if n <= 0 || n > 20 {
 				return errSkip("streams_per_token %d", n)
@@ -137,7 +139,10 @@ func streamChecks() []check {
 				return err
 			}
 			defer resp.Body.Close()
-			return expect(resp.StatusCode == 429, "stream %d: status %d, want 429 rate_limited", n+1, resp.StatusCode)
+			raw, _ := io.ReadAll(resp.Body)
+			r := Reply{Status: resp.StatusCode, Raw: raw, Wire: "HTTP GET /api/v1/stream"}
+			json.Unmarshal(raw, &r.Body)
+			return k.rateRefusal(r, max(60, k.limit("wait_max_seconds")+5))
 		}},
 	}
 }

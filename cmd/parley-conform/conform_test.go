@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,19 +62,49 @@ type kitReport struct {
 // shellQuote quotes s for sh: a PostgreSQL URL holds ? and &.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// highLimits are the rate limits of a quick run: the kit posts a lot.
+var highLimits = []string{"--posts-per-minute", "1000000", "--requests-per-minute", "1000000"}
+
+// lowLimits are the reference instance's, lowered further, for the rates
+// section: low enough to exhaust in a few seconds.
+var lowLimits = []string{"--posts-per-minute", "20", "--requests-per-minute", "120"}
+
+// server is how conformRun starts the server: its binary, database,
+// environment, rate limits, and flags for both serve and mcp (as
+// --trust-key) and for serve alone.
+type server struct {
+	binary, db string
+	env        []string
+	limits     []string // highLimits if nil
+	both       []string
+	serve      []string
+}
+
 // conformRun starts binary serve on db and runs the kit against it with
 // args, over HTTP, MCP over Streamable HTTP and MCP over stdio; it returns
 // the kit's report and exit code.
 func conformRun(t *testing.T, binary, db string, env []string, args ...string) (kitReport, int) {
 	t.Helper()
-	limits := []string{"--posts-per-minute", "1000000", "--requests-per-minute", "1000000"}
-	addr := testkit.FreeAddr(t)
-	srv := testkit.StartEnv(t, addr, env, append([]string{binary, "serve", "--db", db, "--addr", addr}, limits...)...)
+	return conformServer(t, server{binary: binary, db: db, env: env}, "", args...)
+}
+
+// conformServer is conformRun for a server described in full; addr is
+// the address to serve on ("" for a free one).
+func conformServer(t *testing.T, s server, addr string, args ...string) (kitReport, int) {
+	t.Helper()
+	limits := s.limits
+	if limits == nil {
+		limits = highLimits
+	}
+	if addr == "" {
+		addr = testkit.FreeAddr(t)
+	}
+	srv := testkit.StartEnv(t, addr, s.env, append(append(append([]string{s.binary, "serve", "--db", s.db, "--addr", addr}, limits...), s.both...), s.serve...)...)
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	cmd := exec.Command(kitBin, append([]string{"--url", srv.URL(""), "--json", "--junit", junit,
-		"--provision", parleyBin + " token create --db " + shellQuote(db),
-		"--mcp-stdio", binary + " mcp --db " + shellQuote(db) + " " + strings.Join(limits, " ")}, args...)...)
-	cmd.Env = append(testkit.CleanEnv(), env...)
+		"--provision", parleyBin + " token create --db " + shellQuote(s.db),
+		"--mcp-stdio", s.binary + " mcp --db " + shellQuote(s.db) + " " + strings.Join(slices.Concat(limits, s.both), " ")}, args...)...)
+	cmd.Env = append(testkit.CleanEnv(), s.env...)
 	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -92,13 +124,60 @@ func conformRun(t *testing.T, binary, db string, env []string, args ...string) (
 	return rep, code
 }
 
+// peerServer starts a second forum, whose statements the kit presents as
+// attestation evidence (§15 rule 6), and saves its published keys where
+// the tested server reads them (--trust-key peer=FILE).
+func peerServer(t *testing.T) (url, provision, keys string) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "peer.db")
+	addr := testkit.FreeAddr(t)
+	srv := testkit.Start(t, addr, append([]string{parleyBin, "serve", "--db", db, "--addr", addr, "--realm", "peerforum"}, highLimits...)...)
+	resp, err := http.Get(srv.URL("/.well-known/parley-keys.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the peer's keys: status %d, %v", resp.StatusCode, err)
+	}
+	keys = filepath.Join(t.TempDir(), "peer-keys.json")
+	if err := os.WriteFile(keys, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv.URL(""), parleyBin + " token create --db " + shellQuote(db), keys
+}
+
+// oauthClient registers the OAuth client the kit sends authorization
+// requests as, on a migrated db.
+func oauthClient(t *testing.T, db string) (id, redirect string) {
+	t.Helper()
+	id, redirect = "parley-conform", "http://127.0.0.1/callback"
+	for _, args := range [][]string{{"migrate", "--db", db},
+		{"oauth", "client", "add", "--db", db, "--id", id, "--name", "parley-conform", "--redirect-uri", redirect}} {
+		if out, err := exec.Command(parleyBin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("parley %v: %v\n%s", args, err, out)
+		}
+	}
+	return id, redirect
+}
+
 // TestConformance runs the whole kit against the real server on both
-// databases, over every binding, and wants every check to pass.
+// databases, over every binding, and wants every check to pass: with a
+// peer forum the server trusts (attestation evidence, §15 rule 6) and
+// OAuth served, then the rates section against a server with low limits.
 func TestConformance(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			rep, code := conformRun(t, parleyBin, dbtest.FreshURL(t, dialect), nil)
+			db := dbtest.FreshURL(t, dialect)
+			peer, peerProvision, peerKeys := peerServer(t)
+			client, redirect := oauthClient(t, db)
+			addr := testkit.FreeAddr(t)
+			s := server{binary: parleyBin, db: db, both: []string{"--trust-key", "peer=" + peerKeys},
+				serve: []string{"--oauth-issuer", "http://" + addr}}
+			rep, code := conformServer(t, s, addr, "--peer-url", peer, "--peer-provision", peerProvision,
+				"--oauth-resource", "http://"+addr+"/mcp/oauth", "--oauth-client", client, "--oauth-redirect-uri", redirect)
 			bindings := map[string]int{}
 			for _, c := range rep.Checks {
 				if !c.Pass && !c.Skipped {
@@ -117,10 +196,38 @@ func TestConformance(t *testing.T) {
 				}
 			}
 			for _, section := range []string{"manifest", "envelope", "acts", "states", "record", "authority", "identity", "self_reply",
-				"reading", "limits", "refusals", "dialectic", "feed", "guard", "witness"} {
+				"reading", "limits", "refusals", "oauth", "dialectic", "feed", "guard", "witness"} {
 				if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Section == section && c.Pass }) {
 					t.Errorf("no check of section %s passed", section)
 				}
+			}
+			// The checks that need the peer, OAuth or a stdio process
+			// beside the server ran rather than skipped.
+			for _, name := range []string{
+				"attestation evidence signed by a forum the operator trusts shows signed by NAME: valid",
+				"a waiting MCP inbox with a progressToken sends notifications/progress at least every 10 s, then its answer",
+				"a turn posted through one process wakes a waiting inbox of another: stdio beside HTTP, both ways",
+				"an authorization request without its resource is refused invalid_target",
+			} {
+				if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Name == name && c.Pass }) {
+					t.Errorf("check %q passed over no binding", name)
+				}
+			}
+		})
+		// The rates section against a server whose limits it can exhaust:
+		// every check passes over every binding, none skipped.
+		t.Run(dialect+"-rates", func(t *testing.T) {
+			t.Parallel()
+			rep, code := conformServer(t, server{binary: parleyBin, db: dbtest.FreshURL(t, dialect), limits: lowLimits}, "", "--only", "rates")
+			passed := 0
+			for _, c := range rep.Checks {
+				if !c.Pass {
+					t.Errorf("%s [%s] %s (%s): skipped %v, %s", c.Section, c.Binding, c.Name, c.Ref, c.Skipped, c.Evidence)
+				}
+				passed++
+			}
+			if code != 0 || !rep.Pass || passed != 9 {
+				t.Errorf("exit %d, pass %v, %d checks: want the 3 rates checks over 3 bindings", code, rep.Pass, passed)
 			}
 		})
 	}
@@ -141,11 +248,16 @@ func TestPlantedDefectsAreCaught(t *testing.T) {
 			"self_reply is 409 with field parent on both bindings"}},
 		{"behind_record", "record", []string{"a model's mark never lands behind the state of record"}},
 		{"addressed", "reading", []string{"addressed=true lists only the turns that name the caller"}},
+		{"posts_rate", "rates", []string{"the post after posts_per_minute is rate_limited with retry_after"}},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
 			t.Parallel()
 			env := []string{"PARLEY_CONFORM_MUTANTS=" + tc.mutant}
-			rep, code := conformRun(t, mutantBin, dbtest.FreshURL(t, "sqlite"), env, "--only", tc.only, "--fast")
+			s := server{binary: mutantBin, db: dbtest.FreshURL(t, "sqlite"), env: env}
+			if tc.only == "rates" {
+				s.limits = lowLimits
+			}
+			rep, code := conformServer(t, s, "", "--only", tc.only, "--fast")
 			if code != 1 || rep.Pass {
 				t.Errorf("the kit passed a server with %s broken (exit %d)", tc.mutant, code)
 			}
@@ -179,7 +291,7 @@ func TestOutput(t *testing.T) {
 	t.Parallel()
 	db := dbtest.FreshURL(t, "sqlite")
 	addr := testkit.FreeAddr(t)
-	srv := testkit.Start(t, addr, parleyBin, "serve", "--db", db, "--addr", addr, "--posts-per-minute", "1000000", "--requests-per-minute", "1000000")
+	srv := testkit.Start(t, addr, append([]string{parleyBin, "serve", "--db", db, "--addr", addr}, highLimits...)...)
 	kit := func(args ...string) (string, int) {
 		cmd := exec.Command(kitBin, args...)
 		cmd.Env = testkit.CleanEnv()

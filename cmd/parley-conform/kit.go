@@ -38,6 +38,9 @@ type kit struct {
 	base     string            // the server's base URL
 	run      string            // a tag making bodies unique across runs
 	seq      *atomic.Int64
+	fresh    func(name, rights string) (token string, err error) // an identity of its own for one check
+	opts     options
+	peer     *peerForum
 }
 
 type ident struct {

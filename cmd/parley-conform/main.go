@@ -23,7 +23,17 @@ type options struct {
 	profiles                                      []string
 	json, fast                                    bool
 	bindings                                      []string
+	peer                                          peerOptions
+	oauth                                         oauthOptions
 }
+
+// peerOptions name a second forum whose signed statements the kit
+// presents as attestation evidence (§15 rule 6).
+type peerOptions struct{ url, provision, tokens string }
+
+// oauthOptions name the OAuth-protected MCP endpoint and a client the
+// operator registered for the kit (§2.1, errata 2).
+type oauthOptions struct{ resource, client, redirect string }
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -38,11 +48,17 @@ func run(args []string) int {
 	fs.StringVar(&o.tokens, "tokens", "", "a JSON `file` of pre-made tokens instead of --provision (see docs/conformance.md)")
 	fs.BoolVar(&o.json, "json", false, "write the results as JSON on stdout instead of lines")
 	fs.StringVar(&o.junit, "junit", "", "also write a JUnit XML report to `file`")
-	fs.StringVar(&o.only, "only", "", "run only this `section` (manifest, bindings, envelope, acts, states, record, authority, identity, self_reply, reading, limits, refusals, or a profile's name)")
+	fs.StringVar(&o.only, "only", "", "run only this `section` (manifest, bindings, envelope, acts, states, record, authority, identity, self_reply, reading, limits, rates, refusals, oauth, or a profile's name)")
 	fs.StringVar(&profiles, "profile", "", "test only these profiles (comma-separated `names`); default every profile the manifest lists")
 	fs.BoolVar(&o.fast, "fast", false, "skip the checks that wait for time to pass (reply_by, valid_until, waits)")
 	fs.StringVar(&o.mcpStdio, "mcp-stdio", "", "also test MCP over stdio, running this `command` with PARLEY_TOKEN set")
 	fs.StringVar(&bindings, "bindings", "http,mcp", "the `bindings` to test: http, mcp (Streamable HTTP at /mcp); mcp-stdio is added by --mcp-stdio")
+	fs.StringVar(&o.peer.url, "peer-url", "", "the base `URL` of a second forum whose signed statements are presented as attestation evidence (§15 rule 6); the tested server must trust its keys")
+	fs.StringVar(&o.peer.provision, "peer-provision", "", "a `command` issuing tokens on the peer, as --provision does")
+	fs.StringVar(&o.peer.tokens, "peer-tokens", "", "a JSON `file` of tokens on the peer (roles alice and bob) instead of --peer-provision")
+	fs.StringVar(&o.oauth.resource, "oauth-resource", "", "the `URL` of the MCP endpoint that takes OAuth access tokens; default the one /mcp's 401 names, if any")
+	fs.StringVar(&o.oauth.client, "oauth-client", "", "the `id` of an OAuth client registered for the kit, to check authorization requests")
+	fs.StringVar(&o.oauth.redirect, "oauth-redirect-uri", "", "a redirect `URI` registered for --oauth-client")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -130,6 +146,7 @@ func conform(o options) ([]result, error) {
 			return nil, err
 		}
 	}
+	peer := &peerForum{opts: o.peer, prefix: "cf" + tag + "p"}
 	var results []result
 	for i, name := range o.bindings {
 		var b Binding
@@ -144,10 +161,21 @@ func conform(o options) ([]result, error) {
 			return nil, fmt.Errorf("unknown binding %q", name)
 		}
 		ids := shared
+		prefix := fmt.Sprintf("cf%s%c", tag, 'a'+i)
+		fresh := func(name, rights string) (string, error) {
+			// An identity no other check uses: its rate-limit buckets
+			// and waiting calls are its own.
+			if shared != nil {
+				if id, ok := shared[name]; ok {
+					return id.Token, nil
+				}
+				return "", errSkip("the tokens file has no role %s (rights %s) for this check", name, rights)
+			}
+			return provision(o.provision, []string{"--handle", prefix + "-" + name, "--rights", rights})
+		}
 		if ids == nil {
 			// Each binding gets identities of its own, so that one
 			// binding's turns never stand in another's inbox.
-			prefix := fmt.Sprintf("cf%s%c", tag, 'a'+i)
 			if ids, err = provisionAll(o.provision, prefix, wanted("witness")); err != nil {
 				return nil, err
 			}
@@ -155,7 +183,8 @@ func conform(o options) ([]result, error) {
 		if err := resolve(h, ids); err != nil {
 			return nil, err
 		}
-		k := &kit{b: b, base: o.url, manifest: manifest, limits: limits, ids: ids, run: tag + "-" + name, seq: new(atomic.Int64)}
+		k := &kit{b: b, base: o.url, manifest: manifest, limits: limits, ids: ids, run: tag + "-" + name, seq: new(atomic.Int64),
+			fresh: fresh, opts: o, peer: peer}
 		for _, c := range checks() {
 			profile := ""
 			if isProfile(c.section) {

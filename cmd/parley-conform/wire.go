@@ -223,6 +223,15 @@ func callRequest(id int, op string, args json.RawMessage) []byte {
 	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, op, args))
 }
 
+// callRequestProgress is a tools/call asking for progress notifications
+// under progressToken (params._meta.progressToken).
+func callRequestProgress(id int, op string, args json.RawMessage, progressToken string) []byte {
+	if progressToken == "" {
+		return callRequest(id, op, args)
+	}
+	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{"progressToken":%q}}}`, id, op, args, progressToken))
+}
+
 // mcpHTTP speaks MCP over Streamable HTTP, stateless (POST /mcp).
 type mcpHTTP struct {
 	base string
@@ -328,6 +337,51 @@ func (m *mcpStdio) proc(token string) (*stdioProc, error) {
 	if p, ok := m.procs[token]; ok {
 		return p, nil
 	}
+	p, err := m.start(token)
+	if err != nil {
+		return nil, err
+	}
+	if m.procs == nil {
+		m.procs = map[string]*stdioProc{}
+	}
+	m.procs[token] = p
+	return p, nil
+}
+
+// drop ends every process of token, spawned ones included: a check done
+// with an identity of its own frees what its processes hold (a server's
+// database connections among them).
+func (m *mcpStdio) drop(token string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, p := range m.procs {
+		if key == token || strings.HasPrefix(key, token+"#") {
+			p.in.Close()
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
+			delete(m.procs, key)
+		}
+	}
+}
+
+// spawn starts one more process for token, beside the one proc keeps
+// (calls that must run at once for one token: waits_per_token); Close
+// ends it too. The caller holds m.mu.
+func (m *mcpStdio) spawn(token string) (*stdioProc, error) {
+	p, err := m.start(token)
+	if err != nil {
+		return nil, err
+	}
+	if m.procs == nil {
+		m.procs = map[string]*stdioProc{}
+	}
+	m.procs[fmt.Sprintf("%s#%d", token, m.id)] = p
+	return p, nil
+}
+
+// start runs the command for token and initializes MCP on it; the caller
+// holds m.mu.
+func (m *mcpStdio) start(token string) (*stdioProc, error) {
 	cmd := exec.Command("sh", "-c", m.command)
 	cmd.Env = append(os.Environ(), "PARLEY_TOKEN="+token)
 	cmd.Stderr = os.Stderr
@@ -343,10 +397,6 @@ func (m *mcpStdio) proc(token string) (*stdioProc, error) {
 		return nil, err
 	}
 	p := &stdioProc{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	if m.procs == nil {
-		m.procs = map[string]*stdioProc{}
-	}
-	m.procs[token] = p
 	m.id++
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"parley-conform","version":"1"}}}`, m.id)
 	if _, err := p.roundTrip([]byte(init), m.id); err != nil {
@@ -359,6 +409,12 @@ func (m *mcpStdio) proc(token string) (*stdioProc, error) {
 // roundTrip writes one request line and reads lines until the answer
 // with that id.
 func (p *stdioProc) roundTrip(req []byte, id int) ([]byte, error) {
+	return p.roundTripSeeing(req, id, nil)
+}
+
+// roundTripSeeing is roundTrip handing every other line read before the
+// answer (notifications) to seen, if not nil.
+func (p *stdioProc) roundTripSeeing(req []byte, id int, seen func([]byte)) ([]byte, error) {
 	if _, err := p.in.Write(append(req, '\n')); err != nil {
 		return nil, err
 	}
@@ -372,6 +428,9 @@ func (p *stdioProc) roundTrip(req []byte, id int) ([]byte, error) {
 		}
 		if json.Unmarshal(line, &head) == nil && head.ID != nil && *head.ID == id {
 			return line, nil
+		}
+		if seen != nil {
+			seen(line)
 		}
 	}
 }
@@ -441,4 +500,25 @@ func (m *mcpStdio) refusedAtStart(token string) (exited bool, stderr string, err
 		return true, errBuf.String(), nil
 	}
 	return false, errBuf.String(), runErr
+}
+
+// callOn runs a tool call on one given process of the command; with a
+// progressToken it asks for progress, and hands each line read before the
+// answer to seen.
+func (m *mcpStdio) callOn(p *stdioProc, op string, args map[string]any, progressToken string, seen func([]byte)) (Reply, error) {
+	b, err := toolArguments(args)
+	if err != nil {
+		return Reply{}, err
+	}
+	m.mu.Lock()
+	m.id++
+	id := m.id
+	m.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line, err := p.roundTripSeeing(callRequestProgress(id, op, b, progressToken), id, seen)
+	if err != nil {
+		return Reply{}, err
+	}
+	return toolReply("MCP stdio tools/call "+op, 200, line)
 }
