@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"sync"
 	"time"
 )
 
@@ -191,33 +190,16 @@ func (k *kit) waitsEnforced(tok string, n int) error {
 		cursor = next
 	}
 	args := map[string]any{"since": cursor, "wait": hold, "addressed": true}
-	// Every waiting call runs on a connection of its own; over stdio, in
-	// a process of its own.
+	// Each holder is a request of its own, on a connection of its own.
 	probe := map[string]any{"since": cursor, "wait": 1, "addressed": true}
 	call := func() (Reply, error) { return k.b.Call(tok, "inbox", args) }
 	probeCall := func() (Reply, error) { return k.b.Call(tok, "inbox", probe) }
-	if st, ok := k.b.(*mcpStdio); ok {
-		st.mu.Lock()
-		var procs []*stdioProc
-		for i := 0; i <= n; i++ {
-			p, err := st.spawn(tok)
-			if err != nil {
-				st.mu.Unlock()
-				return err
-			}
-			procs = append(procs, p)
-		}
-		st.mu.Unlock()
-		var next int
-		var mu sync.Mutex
-		call = func() (Reply, error) {
-			mu.Lock()
-			p := procs[min(next, n)]
-			next++
-			mu.Unlock()
-			return st.callOn(p, "inbox", args, "", nil)
-		}
-		probeCall = call // the spare process, its call as long as the holders'
+	if _, ok := k.b.(*mcpStdio); ok {
+		// A stdio process may serve a few calls at a time (this
+		// repository's, five): the token's waits are held over HTTP, and
+		// the stdio command must count them, as it counts every process's.
+		h := &httpBinding{base: k.base}
+		call = func() (Reply, error) { return h.Call(tok, "inbox", args) }
 	}
 	start := time.Now()
 	holders := make(chan Reply, n)
@@ -247,9 +229,6 @@ func (k *kit) waitsEnforced(tok string, n int) error {
 			return fmt.Errorf("probe refused, not for its rate: %s", r)
 		}
 		admitted++
-		if _, ok := k.b.(*mcpStdio); ok {
-			break // the one spare process is in use; one probe is all
-		}
 	}
 	var errs []error
 	for i := 0; i < n; i++ {

@@ -348,35 +348,17 @@ func (m *mcpStdio) proc(token string) (*stdioProc, error) {
 	return p, nil
 }
 
-// drop ends every process of token, spawned ones included: a check done
-// with an identity of its own frees what its processes hold (a server's
-// database connections among them).
+// drop ends the process of token: a check done with an identity of its
+// own frees what its process holds (a server's database connections).
 func (m *mcpStdio) drop(token string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for key, p := range m.procs {
-		if key == token || strings.HasPrefix(key, token+"#") {
-			p.in.Close()
-			p.cmd.Process.Kill()
-			p.cmd.Wait()
-			delete(m.procs, key)
-		}
+	if p, ok := m.procs[token]; ok {
+		p.in.Close()
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+		delete(m.procs, token)
 	}
-}
-
-// spawn starts one more process for token, beside the one proc keeps
-// (calls that must run at once for one token: waits_per_token); Close
-// ends it too. The caller holds m.mu.
-func (m *mcpStdio) spawn(token string) (*stdioProc, error) {
-	p, err := m.start(token)
-	if err != nil {
-		return nil, err
-	}
-	if m.procs == nil {
-		m.procs = map[string]*stdioProc{}
-	}
-	m.procs[fmt.Sprintf("%s#%d", token, m.id)] = p
-	return p, nil
 }
 
 // start runs the command for token and initializes MCP on it; the caller
