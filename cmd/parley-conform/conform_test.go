@@ -170,66 +170,78 @@ func TestConformance(t *testing.T) {
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		t.Run(dialect, func(t *testing.T) {
 			t.Parallel()
-			db := dbtest.FreshURL(t, dialect)
-			peer, peerProvision, peerKeys := peerServer(t)
-			client, redirect := oauthClient(t, db)
-			addr := testkit.FreeAddr(t)
-			s := server{binary: parleyBin, db: db, both: []string{"--trust-key", "peer=" + peerKeys},
-				serve: []string{"--oauth-issuer", "http://" + addr}}
-			rep, code := conformServer(t, s, addr, "--peer-url", peer, "--peer-provision", peerProvision,
-				"--oauth-resource", "http://"+addr+"/mcp/oauth", "--oauth-client", client, "--oauth-redirect-uri", redirect)
-			bindings := map[string]int{}
-			for _, c := range rep.Checks {
-				if !c.Pass && !c.Skipped {
-					t.Errorf("FAIL %s [%s] %s (%s): %s", c.Section, c.Binding, c.Name, c.Ref, c.Evidence)
-				}
-				if c.Pass {
-					bindings[c.Binding]++
-				}
-			}
-			if code != 0 || !rep.Pass {
-				t.Errorf("exit %d, pass %v", code, rep.Pass)
-			}
-			for _, b := range []string{"http", "mcp", "mcp-stdio"} {
-				if bindings[b] < 100 {
-					t.Errorf("only %d checks passed over %s", bindings[b], b)
-				}
-			}
-			for _, section := range []string{"manifest", "envelope", "acts", "states", "record", "authority", "identity", "self_reply",
-				"reading", "limits", "refusals", "oauth", "dialectic", "feed", "guard", "witness"} {
-				if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Section == section && c.Pass }) {
-					t.Errorf("no check of section %s passed", section)
-				}
-			}
-			// The checks that need the peer, OAuth or a stdio process
-			// beside the server ran rather than skipped.
-			for _, name := range []string{
-				"attestation evidence signed by a forum the operator trusts shows signed by NAME: valid",
-				"a waiting MCP inbox with a progressToken sends notifications/progress at least every 10 s, then its answer",
-				"a turn posted through one process wakes a waiting inbox of another: stdio beside HTTP, both ways",
-				"an authorization request without its resource is refused invalid_target",
-			} {
-				if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Name == name && c.Pass }) {
-					t.Errorf("check %q passed over no binding", name)
-				}
-			}
+			t.Run("all", func(t *testing.T) { conformAll(t, dialect) })
+			// Then the rates section against a server whose limits it can
+			// exhaust: every check passes over every binding, none skipped.
+			// It runs once the whole kit's server has stopped, on a small
+			// pool: PostgreSQL's connections are shared by every test
+			// package.
+			t.Run("rates", func(t *testing.T) { conformRates(t, dialect) })
 		})
-		// The rates section against a server whose limits it can exhaust:
-		// every check passes over every binding, none skipped.
-		t.Run(dialect+"-rates", func(t *testing.T) {
-			t.Parallel()
-			rep, code := conformServer(t, server{binary: parleyBin, db: dbtest.FreshURL(t, dialect), limits: lowLimits}, "", "--only", "rates")
-			passed := 0
-			for _, c := range rep.Checks {
-				if !c.Pass {
-					t.Errorf("%s [%s] %s (%s): skipped %v, %s", c.Section, c.Binding, c.Name, c.Ref, c.Skipped, c.Evidence)
-				}
-				passed++
-			}
-			if code != 0 || !rep.Pass || passed != 9 {
-				t.Errorf("exit %d, pass %v, %d checks: want the 3 rates checks over 3 bindings", code, rep.Pass, passed)
-			}
-		})
+	}
+}
+
+// conformAll runs every section against a server with a trusted peer and
+// OAuth served.
+func conformAll(t *testing.T, dialect string) {
+	t.Helper()
+	db := dbtest.FreshURL(t, dialect)
+	peer, peerProvision, peerKeys := peerServer(t)
+	client, redirect := oauthClient(t, db)
+	addr := testkit.FreeAddr(t)
+	s := server{binary: parleyBin, db: db, both: []string{"--trust-key", "peer=" + peerKeys},
+		serve: []string{"--oauth-issuer", "http://" + addr}}
+	rep, code := conformServer(t, s, addr, "--peer-url", peer, "--peer-provision", peerProvision,
+		"--oauth-resource", "http://"+addr+"/mcp/oauth", "--oauth-client", client, "--oauth-redirect-uri", redirect)
+	bindings := map[string]int{}
+	for _, c := range rep.Checks {
+		if !c.Pass && !c.Skipped {
+			t.Errorf("FAIL %s [%s] %s (%s): %s", c.Section, c.Binding, c.Name, c.Ref, c.Evidence)
+		}
+		if c.Pass {
+			bindings[c.Binding]++
+		}
+	}
+	if code != 0 || !rep.Pass {
+		t.Errorf("exit %d, pass %v", code, rep.Pass)
+	}
+	for _, b := range []string{"http", "mcp", "mcp-stdio"} {
+		if bindings[b] < 100 {
+			t.Errorf("only %d checks passed over %s", bindings[b], b)
+		}
+	}
+	for _, section := range []string{"manifest", "envelope", "acts", "states", "record", "authority", "identity", "self_reply",
+		"reading", "limits", "refusals", "oauth", "dialectic", "feed", "guard", "witness"} {
+		if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Section == section && c.Pass }) {
+			t.Errorf("no check of section %s passed", section)
+		}
+	}
+	// The checks that need the peer, OAuth or a stdio process
+	// beside the server ran rather than skipped.
+	for _, name := range []string{
+		"attestation evidence signed by a forum the operator trusts shows signed by NAME: valid",
+		"a waiting MCP inbox with a progressToken sends notifications/progress at least every 10 s, then its answer",
+		"a turn posted through one process wakes a waiting inbox of another: stdio beside HTTP, both ways",
+		"an authorization request without its resource is refused invalid_target",
+	} {
+		if !slices.ContainsFunc(rep.Checks, func(c result) bool { return c.Name == name && c.Pass }) {
+			t.Errorf("check %q passed over no binding", name)
+		}
+	}
+}
+
+// conformRates runs --only rates against a server with low limits.
+func conformRates(t *testing.T, dialect string) {
+	t.Helper()
+	s := server{binary: parleyBin, db: dbtest.FreshURL(t, dialect), limits: lowLimits, serve: []string{"--db-max-conns", "4"}}
+	rep, code := conformServer(t, s, "", "--only", "rates")
+	for _, c := range rep.Checks {
+		if !c.Pass {
+			t.Errorf("%s [%s] %s (%s): skipped %v, %s", c.Section, c.Binding, c.Name, c.Ref, c.Skipped, c.Evidence)
+		}
+	}
+	if code != 0 || !rep.Pass || len(rep.Checks) != 9 {
+		t.Errorf("exit %d, pass %v, %d checks: want the 3 rates checks over 3 bindings", code, rep.Pass, len(rep.Checks))
 	}
 }
 
