@@ -9,8 +9,9 @@ import (
 )
 
 type (
-	tokenKey  struct{}
-	callerKey struct{}
+	tokenKey     struct{}
+	callerKey    struct{}
+	admissionKey struct{}
 )
 
 // withToken carries the bearer token of the stdio process to the tools,
@@ -26,11 +27,24 @@ func withCaller(ctx context.Context, who services.Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, who)
 }
 
+// admission is the HTTP gate's admission of a tool call (services.Admit:
+// the token and the rate limits in one statement): the tool's caller, or
+// the refusal of its rate limits, which the tool answers.
+type admission struct {
+	op  services.OpName
+	who services.Caller
+	err error
+}
+
+func withAdmission(ctx context.Context, a admission) context.Context {
+	return context.WithValue(ctx, admissionKey{}, a)
+}
+
 // bearer reads "Authorization: Bearer <token>". present reports whether
 // an Authorization header was sent at all: one that yields no token is a
 // bad token, not a missing one.
-func bearer(r *http.Request) (token string, present bool) {
-	h := r.Header.Get("Authorization")
+func bearer(header http.Header) (token string, present bool) {
+	h := header.Get("Authorization")
 	if h == "" {
 		return "", false
 	}
@@ -42,8 +56,13 @@ func bearer(r *http.Request) (token string, present bool) {
 }
 
 // admit resolves the caller of a tool call and counts it against the
-// token's rate limits, as the HTTP binding does.
+// token's rate limits, as the HTTP binding does: over HTTP the gate did
+// both already (admission), or authenticated the caller; over stdio the
+// token is admitted here.
 func admit(ctx context.Context, forum *services.Forum, operation services.OpName) (services.Caller, error) {
+	if a, ok := ctx.Value(admissionKey{}).(admission); ok && a.op == operation {
+		return a.who, a.err
+	}
 	if who, ok := ctx.Value(callerKey{}).(services.Caller); ok {
 		if err := forum.Meter(ctx, who, operation); err != nil {
 			return services.Caller{}, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"parley/services"
 )
@@ -35,79 +37,147 @@ import (
 //     JSON-RPC error (see plainErrors).
 type gate struct {
 	forum *services.Forum
-	next  http.Handler
+	next  *mcpserver.StreamableHTTPServer
 	log   *slog.Logger
 	oauth Resource // set for /mcp/oauth (oauth.go): access tokens only
 }
 
+// ServeHTTP serves the transport to a net/http server.
 func (g gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := &mcpserver.HTTPRequest{Method: r.Method, URL: &url.URL{Host: r.Host, Path: r.URL.Path}, Header: r.Header, Context: r.Context()}
+	var readErr error
+	if r.Method == http.MethodPost {
+		req.Body, readErr = io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+	}
+	g.serve(netWriter{w}, req, readErr)
+}
+
+// Handle serves the transport to an HTTP server that is not net/http (the
+// web package's Fiber): r.Body is the whole body, r.URL.Host the request's
+// Host. It answers on w as it can: a call that sends progress streams only
+// when w.CanStream().
+func (g gate) Handle(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest) {
+	g.serve(w, r, nil)
+}
+
+func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, readErr error) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusMethodNotAllowed,
 			"this server is stateless and streams nothing: POST each JSON-RPC message to this address (GET opens no stream, DELETE ends no session)", nil))
 		return
 	}
-	if !sameOrigin(r) {
+	host := ""
+	if r.URL != nil {
+		host = r.URL.Host
+	}
+	if !sameOrigin(r.Header.Get("Origin"), host) {
 		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusForbidden, "requests from another origin are refused (Origin must be this server's own)", nil))
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
-	if err != nil {
+	if readErr != nil {
 		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "the request body could not be read", nil))
 		return
 	}
+	body := r.Body
 	if len(body) > MaxMessageBytes {
 		r := services.Refuse(services.InvalidBody, "a message may be at most %d bytes; this one was not read", MaxMessageBytes)
 		r.Status = http.StatusRequestEntityTooLarge
 		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, r.Status, r.Message, r))
 		return
 	}
+	ctx := r.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	// The checks that read nothing come after the token's in the answer
+	// (a bad token is 401 whatever else is wrong), but are made first: a
+	// message that passes them and calls a tool is admitted and counted in
+	// one statement, as the HTTP binding admits a request (services.Admit),
+	// rather than authenticated here and counted again by the tool.
+	refused := checkMessage(r.Header, body, g.forum.Limits().RequestMaxBytes)
 	var who services.Caller
-	token, present := bearer(r)
+	var admitted *admission
+	token, present := bearer(r.Header)
 	if g.oauth != nil {
 		var ok bool
-		if who, ok = g.authenticateOAuth(w, r, body); !ok {
+		if who, ok = g.authenticateOAuth(w, ctx, token, present, body); !ok {
 			return
 		}
 	} else if present {
-		who, err = g.forum.Authenticate(r.Context(), token)
-		if token == "" {
+		var err error
+		op, metered := meteredCall(body)
+		switch {
+		case token == "":
 			err = services.Refuse(services.TokenInvalid, "Authorization must be Bearer <token>")
+		case refused == nil && metered:
+			who, err = g.forum.Admit(ctx, token, op)
+			admitted = &admission{op: op, who: who, err: err}
+			if ref := (*services.Refusal)(nil); errors.As(err, &ref) && ref.Reason == services.RateLimited {
+				err = nil // the tool's refusal, a tool result (admit, auth.go)
+			}
+		default:
+			who, err = g.forum.Authenticate(ctx, token)
 		}
 		if err != nil {
-			g.refuseToken(w, r, body, err)
+			g.refuseToken(w, ctx, body, err)
 			return
 		}
 	}
-	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
-		write(w, rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil))
-		return
-	}
-	if v := screen(body, g.forum.Limits().RequestMaxBytes); v != nil {
-		write(w, v)
+	if refused != nil {
+		write(w, refused)
 		return
 	}
 	if !present && g.oauth == nil {
-		if ref := tokenNeeded(r.Context(), g.forum, body); ref != nil {
-			g.refuseToken(w, r, body, ref)
+		if ref := tokenNeeded(ctx, g.forum, body); ref != nil {
+			g.refuseToken(w, ctx, body, ref)
 			return
 		}
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	req := *r
+	req.Context = withCaller(ctx, who)
+	if admitted != nil {
+		req.Context = withAdmission(req.Context, *admitted)
+	}
 	var scoped func(answer []byte) bool
 	if g.oauth != nil {
 		scoped = func(answer []byte) bool { return g.insufficientScope(w, body, answer) }
 	}
-	plainErrors(w, r.WithContext(withCaller(r.Context(), who)), body, g.next, scoped)
+	plainErrors(w, &req, body, g.next, scoped)
+}
+
+// checkMessage is the answer to a message that is not for the MCP
+// library (a Content-Type that is not JSON, or what screen refuses), nil
+// when it may go on.
+func checkMessage(header http.Header, body []byte, limit int) *verdict {
+	if ct, _, err := mime.ParseMediaType(header.Get("Content-Type")); err != nil || ct != "application/json" {
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil)
+	}
+	return screen(body, limit)
+}
+
+// netWriter is a net/http ResponseWriter as the MCP library's writer: it
+// streams when it can flush.
+type netWriter struct{ http.ResponseWriter }
+
+func (w netWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w netWriter) CanStream() bool {
+	_, ok := w.ResponseWriter.(http.Flusher)
+	return ok
 }
 
 // refuseToken answers a request whose token does not authenticate: 401
 // with the challenge for token_invalid, 503 or 500 when the check itself
 // failed. The refusal object rides in the JSON-RPC error's data.
-func (g gate) refuseToken(w http.ResponseWriter, r *http.Request, body []byte, err error) {
+func (g gate) refuseToken(w mcpserver.HTTPResponseWriter, ctx context.Context, body []byte, err error) {
 	ref, unexpected := services.AsRefusal(err)
 	if unexpected {
-		g.log.ErrorContext(r.Context(), "mcp: authenticate", "err", err)
+		g.log.ErrorContext(ctx, "mcp: authenticate", "err", err)
 	}
 	switch {
 	case ref.Reason == services.TokenMissing:
@@ -121,7 +191,7 @@ func (g gate) refuseToken(w http.ResponseWriter, r *http.Request, body []byte, e
 }
 
 // sameOrigin reports whether a request carries no Origin (it comes from no
-// browser page) or the server's own.
+// browser page) or the server's own, host.
 //
 // Reading: the MCP transport says a server MUST validate Origin and answer
 // 403 to an invalid one, without saying which are valid. Here only the
@@ -129,16 +199,15 @@ func (g gate) refuseToken(w http.ResponseWriter, r *http.Request, body []byte, e
 // so a page of another origin has no business at /mcp. A page that reaches
 // the server under a rebound name of its own passes this check; it still
 // holds no token, and without one nothing but get_manifest answers.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
+func sameOrigin(origin, host string) bool {
 	if origin == "" {
 		return true
 	}
 	u, err := url.Parse(origin)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, host)
 }
 
-func write(w http.ResponseWriter, v *verdict) {
+func write(w mcpserver.HTTPResponseWriter, v *verdict) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(v.status)
 	w.Write(v.body)
@@ -153,9 +222,9 @@ func write(w http.ResponseWriter, v *verdict) {
 //
 // answered, when set, may answer instead, from the library's tidied answer
 // (the 403 of insufficientScope); it returns whether it did.
-func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler, answered func([]byte) bool) {
+func plainErrors(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, body []byte, next *mcpserver.StreamableHTTPServer, answered func([]byte) bool) {
 	rec := &recorder{w: w, header: http.Header{}, status: http.StatusOK}
-	next.ServeHTTP(rec, r)
+	next.Handle(rec, r)
 	if rec.streaming {
 		return
 	}
@@ -181,13 +250,13 @@ func plainErrors(w http.ResponseWriter, r *http.Request, body []byte, next http.
 
 // recorder holds an answer back (see plainErrors), unless the library
 // answers with text/event-stream: then it writes through to w, flushing
-// when the library does. Being an http.Flusher is what lets the library
-// stream at all; it streams a POST's answer only when a tool sends a
+// when the library does. It can stream when w can, and that is what lets
+// the library stream at all; it streams a POST's answer only when a tool sends a
 // notification, which only a waiting call does (progress.go). A stream
 // carries JSON-RPC messages the library wrote from Go values, never a
 // plain-text error, so there is nothing to tidy in it.
 type recorder struct {
-	w         http.ResponseWriter
+	w         mcpserver.HTTPResponseWriter
 	header    http.Header
 	status    int
 	body      bytes.Buffer
@@ -221,9 +290,11 @@ func (rec *recorder) Write(p []byte) (int, error) {
 
 func (rec *recorder) Flush() {
 	if rec.streaming {
-		http.NewResponseController(rec.w).Flush()
+		rec.w.Flush()
 	}
 }
+
+func (rec *recorder) CanStream() bool { return rec.w.CanStream() }
 
 // tokenNeeded is the refusal of a message sent without a token that needs
 // one: a call of any tool but those the operation table lets anyone call
@@ -236,24 +307,49 @@ func (rec *recorder) Flush() {
 // and the call of get_manifest; every other tool call is the "missing
 // token" the errata answers with 401.
 func tokenNeeded(ctx context.Context, forum *services.Forum, body []byte) error {
-	if _, method, _ := head(body); method != "tools/call" {
-		return nil
+	if op, metered := meteredCall(body); metered {
+		return forum.Meter(ctx, services.Caller{}, op) // the services' token_missing
 	}
+	return nil
+}
+
+// meteredCall reports whether a message calls a tool whose operation needs
+// a token (every one but get_manifest), and which. An unknown tool, a
+// message the library cannot read: not, as the library answers them.
+func meteredCall(body []byte) (services.OpName, bool) {
+	op, ok := calledTool(body)
+	if !ok || op.Right == services.NeedNothing {
+		return "", false
+	}
+	return op.Name, true
+}
+
+// Immediate reports whether a message calls a tool that answers at once:
+// any but the waiting reads (inbox, get_events; waitingTools). Its answer
+// is one JSON response, never a stream of progress, so an HTTP server may
+// serve it without streaming (Handle with a writer that cannot) and need
+// not watch its client while it runs. Any other message, one that may
+// wait or one this cannot read, is not.
+func Immediate(body []byte) bool {
+	op, ok := calledTool(body)
+	return ok && waitingTools[op.Name] == ""
+}
+
+// calledTool is the operation a tools/call message calls.
+func calledTool(body []byte) (services.Operation, bool) {
 	var m struct {
+		Method string `json:"method"`
 		Params struct {
 			Name string `json:"name"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(body, &m) != nil {
-		return nil // screen's business: answered as the MCP library answers it
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcpgo.MethodToolsCall) {
+		return services.Operation{}, false
 	}
 	for _, op := range services.MCPOperations() {
 		if op.MCPTool == m.Params.Name {
-			if op.Right == services.NeedNothing {
-				return nil
-			}
-			return forum.Meter(ctx, services.Caller{}, op.Name) // the services' token_missing
+			return op, true
 		}
 	}
-	return nil // an unknown tool: the library says so
+	return services.Operation{}, false
 }

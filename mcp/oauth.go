@@ -47,8 +47,7 @@ func OAuthHandler(forum *services.Forum, logger *slog.Logger, res Resource) http
 // authenticateOAuth admits the bearer of an access token, or answers 401
 // with the challenge: without a token as with a bad one, since /mcp/oauth
 // serves nothing to an anonymous caller.
-func (g gate) authenticateOAuth(w http.ResponseWriter, r *http.Request, body []byte) (services.Caller, bool) {
-	token, present := bearer(r)
+func (g gate) authenticateOAuth(w mcpserver.HTTPResponseWriter, ctx context.Context, token string, present bool, body []byte) (services.Caller, bool) {
 	id, _, _ := head(body)
 	if !present || token == "" {
 		w.Header().Set("WWW-Authenticate", g.oauth.Challenge("", ""))
@@ -56,11 +55,11 @@ func (g gate) authenticateOAuth(w http.ResponseWriter, r *http.Request, body []b
 		write(w, rpcError(id, mcpgo.INVALID_REQUEST, http.StatusUnauthorized, ref.Message, ref))
 		return services.Caller{}, false
 	}
-	who, err := g.oauth.Authenticate(r.Context(), token)
+	who, err := g.oauth.Authenticate(ctx, token)
 	if err != nil {
 		ref, unexpected := services.AsRefusal(err)
 		if unexpected {
-			g.log.ErrorContext(r.Context(), "mcp: oauth authenticate", "err", err)
+			g.log.ErrorContext(ctx, "mcp: oauth authenticate", "err", err)
 		}
 		if ref.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", g.oauth.Challenge("invalid_token", ref.Message))
@@ -76,7 +75,7 @@ func (g gate) authenticateOAuth(w http.ResponseWriter, r *http.Request, body []b
 // and the right the call needs as scope, so that a client can ask the
 // human for more. The protocol's refusal rides in the JSON-RPC error's
 // data. It returns false for every other answer.
-func (g gate) insufficientScope(w http.ResponseWriter, request, answer []byte) bool {
+func (g gate) insufficientScope(w mcpserver.HTTPResponseWriter, request, answer []byte) bool {
 	var res struct {
 		Result struct {
 			IsError           bool                 `json:"isError"`

@@ -112,10 +112,14 @@ func describe(forum *services.Forum, op services.Operation) mcpgo.Tool {
 	return tool
 }
 
+// waitingTools are the operations whose calls may wait (wait), each with
+// what its progress notifications say meanwhile (progress.go).
+var waitingTools = map[services.OpName]string{services.OpInbox: "waiting for a turn", services.OpGetEvents: "waiting for an event"}
+
 // handler admits the caller, decodes the arguments and calls the one
 // service method of the operation.
 func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcpserver.ToolHandlerFunc {
-	waiting := map[services.OpName]string{services.OpInbox: "waiting for a turn", services.OpGetEvents: "waiting for an event"}[op.Name]
+	waiting := waitingTools[op.Name]
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		if waiting != "" {
 			defer keepWaitingAlive(ctx, req, waiting)()

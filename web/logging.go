@@ -130,14 +130,24 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 const toolCallsKey = "parley.toolcalls"
 
 // mcpRoute serves /mcp through h with the request's tool calls reported
-// to the metrics and to its log line (observeTools).
+// to the metrics and to its log line (observeTools). A call of a tool that
+// answers at once (mcp.Immediate) is served in place when h can be
+// (mcpNative: mcp's handlers can), without net/http; the rest — a waiting
+// call, whose answer may stream, and every other message — through
+// netHTTP.
 func (s *server) mcpRoute(h http.Handler) fiber.Handler {
+	native, _ := h.(mcpNative)
+	h = withDeadline(h, s.timeout)
 	return func(c *fiber.Ctx) error {
 		calls, _ := c.Locals(toolCallsKey).(*toolCalls)
 		if calls == nil {
 			calls = &toolCalls{}
 		}
 		obs := s.observeTools(calls)
+		if native != nil && mcp.Immediate(c.Context().PostBody()) {
+			s.serveMCP(c, native, obs)
+			return nil
+		}
 		return netHTTP(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, r.WithContext(mcp.WithObserver(r.Context(), obs)))
 		}))(c)

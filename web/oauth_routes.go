@@ -41,7 +41,7 @@ func (s *server) oauthRoutes(app *fiber.App) {
 	app.Post(oauth.TokenPath, protocol)
 	app.Post(oauth.RevokePath, protocol)
 	app.Get(oauth.KeysPath, protocol)
-	app.All(oauth.ResourcePath, s.mcpRoute(withDeadline(s.mcpAuth, s.timeout)))
+	app.All(oauth.ResourcePath, s.mcpRoute(s.mcpAuth))
 }
 
 // consentRoutes serve the consent page, a signed-in human's (s.human

@@ -20,7 +20,7 @@ func (s *server) routes(app *fiber.App) {
 		// other method is answered 405 with Allow: POST, in JSON-RPC, by the
 		// transport itself: it is stateless and opens no GET stream; only a
 		// waiting call's answer is streamed, to carry its progress.
-		app.All("/mcp", s.mcpRoute(withDeadline(s.mcp, s.timeout)))
+		app.All("/mcp", s.mcpRoute(s.mcp))
 	}
 	s.oauthRoutes(app)
 	if s.scrape != nil {

@@ -22,6 +22,7 @@ var program = cli.Program{
   parley-lab bench bare --db URL [--addr HOST:PORT] [--db-max-conns N]
   parley-lab bench seed --db URL [--threads N] [--messages N]
   parley-lab bench search --db URL [--queries N] [--threads N] [--explain] [--json]
+  parley-lab bench wrk --url URL --db URL [--connections N] [--duration D] [--rounds N] [--server-pid PID]
   parley-lab simulate --db URL [--url URL] [--mcp] [--json] [--budget short|long] [--scenario NAME,...]
   parley-lab help
 `,
@@ -34,6 +35,8 @@ var program = cli.Program{
 		{Name: "bench seed", Run: runBenchSeed, Summary: "load a large forum in bulk for benchmarks"},
 		{Name: "bench search", Run: runBenchSearch, Summary: `time searches of a forum made by bench seed, in-process;
 			--explain prints each query's plan (EXPLAIN ANALYZE)`},
+		{Name: "bench wrk", Run: runBenchWrk, Summary: `posts over MCP against posts over the JSON API, in wrk
+			(installed apart), interleaved rounds; prints posts/s, the server's CPU per post and the ratio`},
 		{Name: "simulate", Run: runSimulate, Summary: `run scripted agents against a running server (--url, over
 			HTTP or with --mcp over MCP) and measure the guard profile:
 			loops, repeats, unanswered deadlines, a polite team, clarify rounds, a swarm;
