@@ -31,9 +31,9 @@ import (
 // the reads, the slots' releases), and each server's memory and
 // goroutines per waiting call (--server-pid, --server-pprof and their
 // counterparts for the second server): resident memory (VmRSS), and the
-// Go heap and goroutine stacks in use after a collection (the profiler's
-// heap page with gc=1), each measured before the calls and while they
-// wait.
+// Go heap and goroutine stacks in use after two collections (the
+// profiler's heap page with gc=1), each measured before the calls and
+// while they wait.
 //
 // Each call is one connection and one goroutine of this client, reading
 // its answer with a small buffer: the client of ten thousand calls shares
@@ -87,7 +87,15 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 			break
 		}
 		if time.Since(start) > 3*time.Minute {
-			return benchResult{}, fmt.Errorf("fanout: %d of %d calls wait after %s", n-slots0, waiters, time.Since(start).Round(time.Millisecond))
+			ended := map[string]int{}
+			for _, c := range calls {
+				select {
+				case <-c.done:
+					ended[fmt.Sprint(c.status, " ", c.err)]++
+				default:
+				}
+			}
+			return benchResult{}, fmt.Errorf("fanout: %d of %d calls wait after %s; ended: %v", n-slots0, waiters, time.Since(start).Round(time.Millisecond), ended)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -188,18 +196,22 @@ func (s fanoutServer) memory() serverMemory {
 	if s.pprof == "" {
 		return m
 	}
-	resp, err := http.Get("http://" + s.pprof + "/debug/pprof/heap?debug=1&gc=1")
-	if err != nil {
-		m.goroutines = -1
-		return m
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Sscanf(line, "# HeapInuse = %d", &m.heap)
-		fmt.Sscanf(line, "# Stack = %d", &m.stack)
+	// Twice: a collection shrinks a goroutine's stack by half at most,
+	// and the first one's figures still hold what it has not swept.
+	for range 2 {
+		resp, err := http.Get("http://" + s.pprof + "/debug/pprof/heap?debug=1&gc=1")
+		if err != nil {
+			m.goroutines = -1
+			return m
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Sscanf(line, "# HeapInuse = %d", &m.heap)
+			fmt.Sscanf(line, "# Stack = %d", &m.stack)
+		}
+		resp.Body.Close()
 	}
 	return m
 }
