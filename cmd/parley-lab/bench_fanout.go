@@ -258,7 +258,8 @@ type fanoutCall struct {
 // run opens the connection, sends the call (then opened is called) and
 // reads its answer. A wait that passes before the ask is posted is renewed
 // on the same connection (renewals counts them): admitting ten thousand
-// calls can take longer than one wait lasts.
+// calls can take longer than one wait lasts; so is a call refused for a
+// slow server (503) or a slot not yet released (429).
 func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait int, posted *atomic.Bool, renewals *atomic.Int64, opened func()) {
 	defer close(c.done)
 	u, err := url.Parse(base)
@@ -295,8 +296,14 @@ func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait i
 		body, err := io.ReadAll(resp.Body)
 		c.at, c.status, c.err = time.Now(), resp.StatusCode, err
 		c.found = !strings.Contains(string(body), `"items":[]`)
-		if err != nil || c.status != http.StatusOK || c.found || posted.Load() || ctx.Err() != nil {
+		if err != nil || c.found || posted.Load() || ctx.Err() != nil {
 			return
+		}
+		if c.status != http.StatusOK {
+			if c.status != http.StatusServiceUnavailable && c.status != http.StatusTooManyRequests {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // a server too slow to admit it in time: again
 		}
 		renewals.Add(1)
 	}
