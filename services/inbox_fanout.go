@@ -91,6 +91,9 @@ func (f *Forum) sharedInbox(ctx context.Context, w fanWaiter) (box Inbox, upTo i
 		return Inbox{}, 0, false, a.err
 	}
 	box = Inbox{Items: a.items, Cursor: encodeInboxCursor(w.since, w.addressed)}
+	if box.Items == nil {
+		box.Items = []InboxItem{} // "items": [], never null
+	}
 	if len(a.items) > 0 {
 		box.Cursor = encodeInboxCursor(a.items[len(a.items)-1].position, w.addressed)
 	}

@@ -21,7 +21,7 @@ import (
 func TestFanoutAnswersAsOwnRead(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		alice, bob, carol, dave, eve := w.agent("alice"), w.agent("bob"), w.agent("carol"), w.agent("dave"), w.agent("eve")
-		hal := w.human("hal")
+		hal, frankWho := w.human("hal"), w.agent("frank")
 		since, err := w.forum.CurrentCursor(w.ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -42,7 +42,11 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 		for i, c := range queries {
 			answers[i] = waitInbox(w.forum, c.who, c.q.from(since, "30"))
 		}
-		awaitWaits(t, w, len(queries))
+		// frank waits too, on his addressed view, which nothing will reach:
+		// woken, served nothing, his wait passes and he answers an empty
+		// page (items [], not null).
+		frank := waitInbox(w.forum, frankWho, services.InboxQuery{Addressed: "true", Wait: "5"})
+		awaitWaits(t, w, len(queries)+1)
 
 		other := &world{t: t, db: w.db, forum: services.New(w.db, services.Config{}), ctx: w.ctx}
 		other.must(eve, env{"kind": "ask", "body": "Eve asks anyone."})
@@ -54,6 +58,9 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 		other.must(hal, env{"kind": "mark", "thread": ended.Thread.ID, "state": "closed", "body": "Never mind."})
 		rounds0, served0 := w.forum.FanoutStats()
 		w.forum.WakeAll()
+		if box := <-frank; box.Items == nil || len(box.Items) != 0 {
+			t.Fatalf("frank's waiting inbox answered %#v", box)
+		}
 
 		for i, c := range queries {
 			var got services.Inbox
@@ -71,7 +78,7 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 			}
 		}
 		rounds, served := w.forum.FanoutStats()
-		if served-served0 != int64(len(queries)) || rounds-rounds0 >= int64(len(queries)) {
+		if served-served0 < int64(len(queries)) || rounds-rounds0 >= int64(len(queries)) {
 			t.Fatalf("%d shared reads served %d of %d waiters: want one or two reads serving all", rounds-rounds0, served-served0, len(queries))
 		}
 	})

@@ -92,6 +92,9 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 				select {
 				case <-c.done:
 					ended[fmt.Sprint(c.status, " ", c.err)]++
+					if c.early != "" {
+						ended["before the ask: "+c.early]++
+					}
 				default:
 				}
 			}
@@ -251,7 +254,8 @@ type fanoutCall struct {
 	done   chan struct{}
 	at     time.Time // when its answer had arrived
 	status int
-	found  bool // the answer holds an item
+	found  bool   // the answer holds an item
+	early  string // an answer with an item before the ask was posted
 	err    error
 }
 
@@ -295,7 +299,10 @@ func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait i
 		}
 		body, err := io.ReadAll(resp.Body)
 		c.at, c.status, c.err = time.Now(), resp.StatusCode, err
-		c.found = !strings.Contains(string(body), `"items":[]`)
+		c.found = c.status == http.StatusOK && !strings.Contains(string(body), `"items":[]`)
+		if c.found && !posted.Load() {
+			c.early = string(body[:min(len(body), 300)])
+		}
 		if err != nil || c.found || posted.Load() || ctx.Err() != nil {
 			return
 		}
