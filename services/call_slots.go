@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -140,7 +142,66 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 	if err != nil {
 		return nil, err
 	}
-	return func() { f.closeSlot(id) }, nil
+	return func() { f.releaseWait(id) }, nil
+}
+
+// slotReleases batches the releases of waiting calls' slots: one ask to
+// anyone ends thousands of waits at once, and a DELETE (and a commit) each
+// cost more than their reads. A release joins the batch being gathered
+// and returns once a statement has deleted its row — before the call
+// answers, as before, so that a client's next wait never counts its last
+// one. While one batch's statement runs, the next gathers (group commit).
+// It holds only ids of this process's own rows, for the time of one
+// statement.
+type slotReleases struct {
+	mu      sync.Mutex
+	next    *releaseBatch
+	running bool
+}
+
+// releaseBatch is one DELETE's ids; done is closed once it has run.
+type releaseBatch struct {
+	ids  []int64
+	done chan struct{}
+}
+
+// releaseWait deletes a waiting call's slot row with the other releases of
+// this process at the time.
+func (f *Forum) releaseWait(id int64) {
+	r := f.releases
+	r.mu.Lock()
+	if r.next == nil {
+		r.next = &releaseBatch{done: make(chan struct{})}
+	}
+	b := r.next
+	b.ids = append(b.ids, id)
+	if !r.running {
+		r.running = true
+		go f.runReleases()
+	}
+	r.mu.Unlock()
+	<-b.done
+}
+
+func (f *Forum) runReleases() {
+	r := f.releases
+	for {
+		r.mu.Lock()
+		b := r.next
+		r.next = nil
+		if b == nil {
+			r.running = false
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		for chunk := range slices.Chunk(b.ids, revokeChunk) {
+			ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+			f.db.WithContext(ctx).Delete(&models.Stream{}, chunk)
+			cancel()
+		}
+		close(b.done)
+	}
 }
 
 // stillAdmitted is the refusal of a re-check, if it made one: a check that

@@ -46,3 +46,13 @@ const (
 // PositionSQL selects the transaction's next log position (its one
 // parameter is PositionsPerTx), for the tests that write a position by hand.
 const PositionSQL = positionSQL
+
+// FanoutStats is how many shared reads this process's waiting inboxes made
+// once woken (inbox_fanout.go), and how many waiters they served.
+func (f *Forum) FanoutStats() (rounds, served int64) {
+	return f.fan.rounds.Load(), f.fan.served.Load()
+}
+
+// WakeAll wakes every waiting call of this process as the backstop does,
+// so that a test can write through another Forum first and then wake them.
+func (f *Forum) WakeAll() { f.hub.advance(0) }

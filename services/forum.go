@@ -60,6 +60,8 @@ type Forum struct {
 	keysPruned   atomic.Int64  // when this process last deleted expired idempotency keys (Unix seconds)
 	streams      *localStreams // this process's streams, a cache of their rows (stream_local.go)
 	revoked      *revocations  // this process's long-lived calls' tokens, re-checked together (store_revocations.go)
+	fan          *fanout       // this process's woken waiting inboxes, served by one read (inbox_fanout.go)
+	releases     *slotReleases // this process's waits' slots being released, in one statement (call_slots.go)
 	keyIDs       atomic.Value  // []string: the signing keys' ids this process has seen (statement_keys.go)
 	trusted      []TrustedKey  // keys whose statements count as signed (statement_trust.go)
 	reads        *replicas     // the read replicas, nil without (replicas.go)
@@ -83,7 +85,7 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
-	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), revoked: newRevocations(),
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), revoked: newRevocations(), fan: &fanout{}, releases: &slotReleases{},
 		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat, trusted: cfg.TrustedKeys}
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))

@@ -97,9 +97,31 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		return Inbox{}, err
 	}
 	out := Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}
+	// A waiting call that its first read found nothing for is served,
+	// once woken, by its process's shared read (inbox_fanout.go), from
+	// the position below which its last read saw nothing for it (from);
+	// the inboxes of humans and lock holders read themselves.
+	var from int64
+	shared := wait > 0 && !who.Human() && !who.LockHolder()
 	err = f.waiting(ctx, who, wait, func() <-chan struct{} { return f.hub.waitTurn(who, addressed) }, func(ctx context.Context) (bool, error) {
+		if shared && from > 0 {
+			box, upTo, ok, err := f.sharedInbox(ctx, fanWaiter{who: who, ext: q.Extension, since: since, from: from, limit: limit, addressed: addressed})
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				out, from = box, max(from, upTo)
+				return len(out.Items) > 0, nil
+			}
+		}
 		var err error
-		out, err = f.inboxPage(ctx, who, q.Extension, since, limit, addressed)
+		var horizon int64
+		var seen *int64
+		if shared {
+			seen = &horizon
+		}
+		out, err = f.inboxPageSeen(ctx, who, q.Extension, since, limit, addressed, seen)
+		from = max(horizon, since+1)
 		return len(out.Items) > 0, err
 	})
 	if err != nil {
@@ -111,12 +133,30 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 // inboxPage reads one page of the inbox after the since position, of the
 // addressed view when addressed is set.
 func (f *Forum) inboxPage(ctx context.Context, who Caller, extension string, since int64, limit int, addressed bool) (Inbox, error) {
+	return f.inboxPageSeen(ctx, who, extension, since, limit, addressed, nil)
+}
+
+// inboxPageSeen is inboxPage that, when seen is not nil, sets it to the
+// horizon of its read: every turn below it that the caller may be shown is
+// in the page, or follows its last item (on SQLite, where nothing is held
+// back, the horizon is read before the page for this alone).
+func (f *Forum) inboxPageSeen(ctx context.Context, who Caller, extension string, since int64, limit int, addressed bool, seen *int64) (Inbox, error) {
 	var (
 		threads []models.Thread
 		msgs    map[int64]models.Message
 	)
 	keep, err := f.settleWith(ctx, func(horizon *int64) ([]int64, error) {
+		if seen != nil && horizon == nil {
+			h, err := f.horizon(ctx)
+			if err != nil {
+				return nil, err
+			}
+			*seen = h
+		}
 		rows, err := f.inboxTurns(ctx, who, extension, since, limit, addressed, horizon)
+		if seen != nil && horizon != nil {
+			*seen = *horizon
+		}
 		if err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}

@@ -68,11 +68,22 @@ func TestNoEventSkippedOrRepeated(t *testing.T) {
 // writers open threads awaiting anyone while readers follow their inbox
 // with since cursors. Every reader must see every new turn exactly once.
 func TestNoTurnSkippedOrRepeated(t *testing.T) {
+	testNoTurnSkippedOrRepeated(t, "")
+}
+
+// TestNoTurnSkippedOrRepeatedWaiting is the same with waiting readers: a
+// reader that found nothing waits, and is woken and served by its
+// process's shared read (inbox_fanout.go) while the writers go on.
+func TestNoTurnSkippedOrRepeatedWaiting(t *testing.T) {
+	testNoTurnSkippedOrRepeated(t, "1")
+}
+
+func testNoTurnSkippedOrRepeated(t *testing.T, wait string) {
 	w, writers := feedWorld(t)
 	reader := w.agent("reader", services.RightRead)
 	var done atomic.Bool
 	rg, readers := followers(&done, func(since string) ([]string, string, error) {
-		page, err := w.forum.Inbox(w.ctx, reader, services.InboxQuery{Since: since, Limit: "200"})
+		page, err := w.forum.Inbox(w.ctx, reader, services.InboxQuery{Since: since, Limit: "200", Wait: wait})
 		var ids []string
 		for _, it := range page.Items {
 			ids = append(ids, it.Thread.ID)
@@ -90,6 +101,9 @@ func TestNoTurnSkippedOrRepeated(t *testing.T) {
 	done.Store(true)
 	rg.Wait()
 	close(created)
+	if rounds, served := w.forum.FanoutStats(); wait != "" {
+		t.Logf("%d shared reads served %d woken readers", rounds, served)
+	}
 
 	want := map[string]bool{}
 	for id := range created {

@@ -62,22 +62,17 @@ func watchClient(conn net.Conn, keep bool) (gone <-chan struct{}, stop func()) {
 // endWaitWhenGone gives a waiting read (?wait=N, N > 0) a context that ends
 // when its client goes away: the wait then returns at once and frees its
 // slot of waits_per_token, where it would have held it until its wait had
-// passed (issue 23).
+// passed (issue 23). The watch costs no goroutine of its own on Linux
+// (watchGone).
 func endWaitWhenGone(c *fiber.Ctx) error {
 	if w, err := strconv.Atoi(c.Query("wait")); err != nil || w <= 0 {
 		return c.Next()
 	}
-	gone, stop := watchClient(c.Context().Conn(), true)
 	ctx, cancel := context.WithCancel(c.UserContext())
 	defer cancel()
-	defer stop() // before the answer is written and the next request read
-	go func() {
-		select {
-		case <-gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	if stop, ok := watchGone(c.Context().Conn(), cancel); ok {
+		defer stop() // before the answer is written and the next request read
+	}
 	c.SetUserContext(ctx)
 	return c.Next()
 }

@@ -120,6 +120,10 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 		WriteTimeout: opts.WriteTimeout,
 		IdleTimeout:  opts.IdleTimeout,
 		Concurrency:  opts.MaxConns,
+		// A connection gives its read and write buffers (4 KiB each) back
+		// to their pools between requests, and its read buffer while its
+		// handler runs: a waiting call holds neither (issue 31).
+		ReduceMemoryUsage: true,
 	}
 	proxyConfig(&cfg, opts.TrustedProxies)
 	app := fiber.New(cfg)

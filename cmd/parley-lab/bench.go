@@ -22,6 +22,8 @@ import (
 //	parley-lab bench --url http://127.0.0.1:8080 --db URL [--agents 16] [--duration 10s]
 //	             [--ops posts,hot,read,read304,inbox,list] [--mcp] [--json] [--server-pid PID]
 //	             [--pgbench] [--bare URL] [--bare-pid PID] [--rounds N]
+//	parley-lab bench --ops fanout --waiters 10000 --url URL --url2 URL2 --db URL
+//	             [--server-pid PID --server-pprof ADDR --server2-pid PID --server2-pprof ADDR]
 //	parley-lab bench bare --db URL [--addr 127.0.0.1:18092]
 //	parley-lab bench seed --db URL [--threads 100000] [--messages 1000000]
 //	parley-lab bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
@@ -31,13 +33,15 @@ func runBench(args []string) error {
 	base2 := fs.String("url2", "", "deliver: a second server process on the same database (default: --url)")
 	agents := fs.Int("agents", 16, "simulated `agents`, each with its own token and connection")
 	duration := fs.Duration("duration", 10*time.Second, "how long each operation runs")
-	ops := fs.String("ops", strings.Join(benchOps, ","), "the `operations` to run, in order")
+	ops := fs.String("ops", strings.Join(benchOps[:len(benchOps)-1], ","), "the `operations` to run, in order (fanout only when named)")
 	overMCP := fs.Bool("mcp", false, "call the MCP tools at /mcp instead of the HTTP API")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	pid := fs.Int("server-pid", 0, "the server's `pid`, to report its peak resident memory")
 	waiters := fs.Int("waiters", 0, "hold this many waiting inbox calls open during the run (the feed's load)")
 	streams := fs.Int("streams", 0, "hold this many event streams open during the run")
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
+	pid2 := fs.Int("server2-pid", 0, "fanout: the second server's (--url2) `pid`")
+	pprof2 := fs.String("server2-pprof", "", "fanout: the second server's --pprof `address`")
 	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley-lab bench bare` too, just before Parley")
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
@@ -66,7 +70,11 @@ func runBench(args []string) error {
 	}
 	client := newBenchClient(*base, *overMCP)
 	var results []benchResult
-	if *waiters > 0 || *streams > 0 {
+	fanout := contains(strings.Split(*ops, ","), "fanout")
+	if fanout && (*waiters < 2 || *base2 == "") {
+		return cli.Usagef("bench: fanout needs --waiters N (N >= 2) and --url2")
+	}
+	if (*waiters > 0 || *streams > 0) && !fanout {
 		before := serverGoroutines(*pprofAddr)
 		lctx, stop := context.WithCancel(ctx)
 		held, err := listeners(lctx, forum, *base, *waiters, *streams)
@@ -79,9 +87,13 @@ func runBench(args []string) error {
 		fmt.Fprintf(os.Stderr, "holding %d waiting calls and %d streams; server goroutines %d before, %d now\n",
 			*waiters, *streams, before, serverGoroutines(*pprofAddr))
 	}
+	var fanTokens fanoutTokens
 	if *warmup > 0 {
 		stage.round = -1 // bodies unlike any of the rounds', for the guard
 		for _, op := range strings.Split(*ops, ",") {
+			if op == "fanout" || op == "idle" {
+				continue // nothing to warm up
+			}
 			if *bareURL != "" && (op == "posts" || op == "read") {
 				if _, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *warmup, ""); err != nil {
 					return err
@@ -112,6 +124,15 @@ func runBench(args []string) error {
 				r.setCPU(cpu, cpuSeconds(*barePid))
 				results = append(results, r)
 			}
+			if op == "fanout" {
+				srv := [2]fanoutServer{{url: *base, pid: *pid, pprof: *pprofAddr}, {url: *base2, pid: *pid2, pprof: *pprof2}}
+				r, err := runFanout(ctx, forum, cfg.DB, srv, *waiters, stage, &fanTokens)
+				if err != nil {
+					return err
+				}
+				results = append(results, r)
+				continue
+			}
 			if op == "idle" {
 				r, err := runIdle(ctx, cfg.DB, *duration, *pid, *waiters+*streams)
 				if err != nil {
@@ -140,8 +161,9 @@ func runBench(args []string) error {
 	return nil
 }
 
-// benchOps are the operations bench knows, in their default order.
-var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list", "deliver", "idle"}
+// benchOps are the operations bench knows, in their default order; the
+// last, fanout, runs only when named (it needs --waiters and --url2).
+var benchOps = []string{"posts", "hot", "read", "read304", "inbox", "list", "deliver", "idle", "fanout"}
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

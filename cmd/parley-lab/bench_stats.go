@@ -35,6 +35,18 @@ type benchResult struct {
 	// PostgreSQL's CPU over the window, in percent of one core.
 	ServerCPUPct float64 `json:"server_cpu_percent,omitempty"`
 	DBCPUPct     float64 `json:"db_cpu_percent,omitempty"`
+	// For fanout: the slowest wake, the database transactions the wake
+	// cost, how long the calls took to be admitted, and each server's
+	// memory and goroutines per waiting call.
+	MaxMs            float64 `json:"max_ms,omitempty"`
+	WakeTransactions int64   `json:"wake_transactions,omitempty"`
+	// QuietTransactions: as many seconds just before the post, for
+	// comparison; the renewals are the waits renewed in each window.
+	QuietTransactions int64          `json:"quiet_transactions,omitempty"`
+	QuietRenewals     int64          `json:"quiet_renewals,omitempty"`
+	WakeRenewals      int64          `json:"wake_renewals,omitempty"`
+	AdmitSeconds      float64        `json:"admit_seconds,omitempty"`
+	PerWaiter         []fanoutMemory `json:"per_waiter,omitempty"`
 }
 
 func (r *benchResult) setCPU(before, after float64) {
@@ -82,10 +94,14 @@ func summarize(op, transport string, agents int, took time.Duration, lat []time.
 func printTable(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\t")
-	var idle []benchResult
+	var idle, fan []benchResult
 	for _, r := range results {
 		if r.Op == "idle" {
 			idle = append(idle, r)
+			continue
+		}
+		if r.Op == "fanout" {
+			fan = append(fan, r)
 			continue
 		}
 		errs := 0
@@ -114,5 +130,16 @@ func printTable(w io.Writer, results []benchResult) {
 	for _, r := range idle {
 		fmt.Fprintf(w, "idle over %.0f s: %.2f database transactions/s, server CPU %.2f %%, PostgreSQL CPU %.2f %% (every database on the machine)\n",
 			r.Seconds, r.PerSecond, r.ServerCPUPct, r.DBCPUPct)
+	}
+	for _, r := range fan {
+		errs := 0
+		for _, n := range r.Errors {
+			errs += n
+		}
+		fmt.Fprintf(w, "fanout: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
+			r.Agents, r.AdmitSeconds, r.Ops, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
+		for _, m := range r.PerWaiter {
+			fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB, heap %.1f KiB, stacks %.1f KiB (after GC), %.2f goroutines\n", m.Server, m.RSSKB, m.HeapKB, m.StackKB, m.Goroutines)
+		}
 	}
 }

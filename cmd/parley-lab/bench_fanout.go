@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley/services"
+)
+
+// runFanout measures the feed's fan-out (issue 31, item 3): it holds
+// waiters waiting inbox calls (wait_max_seconds, limit 1, from the log's
+// current end), half at each server (--url, --url2: two processes on one
+// database), waits until every one holds its slot, then posts one ask to
+// anyone and times each call's answer from the post's. It reports the
+// wake's latency (p50, p99, max), the database transactions the wake cost
+// (pg_stat_database, counted statsSettle after the post so that every
+// backend's statistics have arrived: the post itself, the notification,
+// the reads, the slots' releases), and each server's memory and
+// goroutines per waiting call (--server-pid, --server-pprof and their
+// counterparts for the second server): resident memory (VmRSS), and the
+// Go heap and goroutine stacks in use after two collections (the
+// profiler's heap page with gc=1), each measured before the calls and
+// while they wait.
+//
+// Each call is one connection and one goroutine of this client, reading
+// its answer with a small buffer: the client of ten thousand calls shares
+// the machine with the servers (raise ulimit -n: a connection is a file).
+func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]fanoutServer, waiters int, st *stage, toks *fanoutTokens) (benchResult, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return benchResult{}, fmt.Errorf("fanout: %w", err)
+	}
+	defer conn.Close(ctx)
+	if err := toks.ensure(ctx, forum, waiters); err != nil {
+		return benchResult{}, err
+	}
+	since, err := forum.CurrentCursor(ctx)
+	if err != nil {
+		return benchResult{}, err
+	}
+	wait := forum.Limits().WaitMaxSeconds
+	var before [2]serverMemory
+	for i, s := range srv {
+		before[i] = s.memory()
+	}
+	slots0, err := countWaits(ctx, conn)
+	if err != nil {
+		return benchResult{}, err
+	}
+	var posted atomic.Bool
+	var renewals atomic.Int64
+	calls := make([]*fanoutCall, waiters)
+	start := time.Now()
+	var dial sync.WaitGroup
+	sem := make(chan struct{}, 64) // connections being opened at once
+	for i := range calls {
+		c := &fanoutCall{done: make(chan struct{})}
+		calls[i] = c
+		s := srv[i%2]
+		dial.Add(1)
+		sem <- struct{}{}
+		go func() {
+			c.run(ctx, s.url, toks.secrets[i/toks.per], since, wait, &posted, &renewals, func() { <-sem; dial.Done() })
+		}()
+	}
+	dial.Wait()
+	// Every call holds its slot: its first read found nothing and it waits.
+	for {
+		n, err := countWaits(ctx, conn)
+		if err != nil {
+			return benchResult{}, err
+		}
+		if n-slots0 >= waiters {
+			break
+		}
+		if time.Since(start) > 3*time.Minute {
+			ended := map[string]int{}
+			for _, c := range calls {
+				select {
+				case <-c.done:
+					ended[fmt.Sprint(c.status, " ", c.err)]++
+					if c.early != "" {
+						ended["before the ask: "+c.early]++
+					}
+				default:
+				}
+			}
+			return benchResult{}, fmt.Errorf("fanout: %d of %d calls wait after %s; ended: %v", n-slots0, waiters, time.Since(start).Round(time.Millisecond), ended)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	admitted := time.Since(start)
+	var during [2]serverMemory
+	for i, s := range srv {
+		during[i] = s.memory()
+	}
+	// The admissions' statistics reach pg_stat_database within
+	// statsSettle; then a quiet window as long as the wake's, for
+	// comparison (waits renewed meanwhile are counted), then the wake.
+	time.Sleep(statsSettle)
+	tx0, err := transactionsNow(ctx, conn)
+	if err != nil {
+		return benchResult{}, err
+	}
+	renewed0 := renewals.Load()
+	time.Sleep(statsSettle)
+	tx1, err := transactionsNow(ctx, conn)
+	if err != nil {
+		return benchResult{}, err
+	}
+	renewed1 := renewals.Load()
+	poster := newBenchClient(srv[0].url, false).forAgent(st.agents[0].secret)
+	posted.Store(true)
+	r, err := poster.call(ctx, "post", map[string]any{"kind": "ask", "body": fmt.Sprintf("Fan-out %d/%d: who is there?", st.round, time.Now().UnixNano())})
+	at := time.Now()
+	if err != nil || r.status != http.StatusCreated {
+		return benchResult{}, fmt.Errorf("fanout: post: %d %v %v", r.status, err, r.body)
+	}
+	give := time.After(time.Duration(wait) * time.Second)
+	var lat []time.Duration
+	errs := map[string]int{}
+	for _, c := range calls {
+		select {
+		case <-c.done:
+		case <-give:
+			errs["not woken"]++
+			continue
+		}
+		switch {
+		case c.err != nil:
+			errs["network"]++
+		case c.status != http.StatusOK:
+			errs[fmt.Sprint(c.status)]++
+		case !c.found:
+			errs["answered without the ask"]++
+		default:
+			lat = append(lat, max(0, c.at.Sub(at)))
+		}
+	}
+	woken := time.Since(at)
+	time.Sleep(max(0, statsSettle-woken))
+	tx2, err := transactionsNow(ctx, conn)
+	if err != nil {
+		return benchResult{}, err
+	}
+	res := summarize("fanout", "http", waiters, woken, lat, errs)
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		res.MaxMs = float64(lat[len(lat)-1].Microseconds()) / 1000
+	}
+	res.WakeTransactions, res.QuietTransactions = tx2-tx1, tx1-tx0
+	res.QuietRenewals, res.WakeRenewals = renewed1-renewed0, renewals.Load()-renewed1
+	res.AdmitSeconds = admitted.Seconds()
+	for i := range srv {
+		per := float64(waiters / 2)
+		m := fanoutMemory{Server: srv[i].url}
+		if before[i].rssKB > 0 && during[i].rssKB > 0 {
+			m.RSSKB = float64(during[i].rssKB-before[i].rssKB) / per
+		}
+		if before[i].goroutines >= 0 && during[i].goroutines >= 0 {
+			m.Goroutines = float64(during[i].goroutines-before[i].goroutines) / per
+			m.HeapKB = float64(during[i].heap-before[i].heap) / 1024 / per
+			m.StackKB = float64(during[i].stack-before[i].stack) / 1024 / per
+		}
+		res.PerWaiter = append(res.PerWaiter, m)
+	}
+	return res, nil
+}
+
+// fanoutServer is one server process of the fan-out: its URL, and its pid
+// and profiler when known.
+type fanoutServer struct {
+	url, pprof string
+	pid        int
+}
+
+// serverMemory is a server's memory and goroutines at one moment.
+type serverMemory struct {
+	rssKB       int64
+	heap, stack int64 // bytes in use after a collection
+	goroutines  int
+}
+
+func (s fanoutServer) memory() serverMemory {
+	m := serverMemory{rssKB: residentKB(s.pid), goroutines: serverGoroutines(s.pprof)}
+	if s.pprof == "" {
+		return m
+	}
+	// Twice: a collection shrinks a goroutine's stack by half at most,
+	// and the first one's figures still hold what it has not swept.
+	for range 2 {
+		resp, err := http.Get("http://" + s.pprof + "/debug/pprof/heap?debug=1&gc=1")
+		if err != nil {
+			m.goroutines = -1
+			return m
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Sscanf(line, "# HeapInuse = %d", &m.heap)
+			fmt.Sscanf(line, "# Stack = %d", &m.stack)
+		}
+		resp.Body.Close()
+	}
+	return m
+}
+
+// fanoutMemory is one server's cost per waiting call.
+type fanoutMemory struct {
+	Server     string  `json:"server"`
+	RSSKB      float64 `json:"rss_kb"`
+	HeapKB     float64 `json:"heap_kb"`
+	StackKB    float64 `json:"stack_kb"`
+	Goroutines float64 `json:"goroutines"`
+}
+
+// fanoutTokens are the waiting calls' tokens, made once for every round:
+// at most waits_per_token calls each.
+type fanoutTokens struct {
+	per     int
+	secrets []string
+}
+
+func (t *fanoutTokens) ensure(ctx context.Context, forum *services.Forum, waiters int) error {
+	t.per = max(1, forum.Limits().WaitsPerToken)
+	run := time.Now().UTC().Format("150405")
+	for len(t.secrets)*t.per < waiters {
+		tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: fmt.Sprintf("fanout-%s-%d", run, len(t.secrets)),
+			Rights: []services.Right{services.RightRead}})
+		if err != nil {
+			return fmt.Errorf("fanout: token: %w", err)
+		}
+		t.secrets = append(t.secrets, tok.Secret)
+	}
+	return nil
+}
+
+// fanoutCall is one waiting inbox call on its own connection.
+type fanoutCall struct {
+	done   chan struct{}
+	at     time.Time // when its answer had arrived
+	status int
+	found  bool   // the answer holds an item
+	early  string // an answer with an item before the ask was posted
+	err    error
+}
+
+// run opens the connection, sends the call (then opened is called) and
+// reads its answer. A wait that passes before the ask is posted is renewed
+// on the same connection (renewals counts them): admitting ten thousand
+// calls can take longer than one wait lasts; so is a call refused for a
+// slow server (503) or a slot not yet released (429).
+func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait int, posted *atomic.Bool, renewals *atomic.Int64, opened func()) {
+	defer close(c.done)
+	u, err := url.Parse(base)
+	if err != nil {
+		c.err = err
+		opened()
+		return
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		c.err = err
+		opened()
+		return
+	}
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 1024)
+	request := fmt.Sprintf("GET /api/v1/inbox?wait=%d&limit=1&since=%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+		wait, url.QueryEscape(since), u.Host, secret)
+	for first := true; ; first = false {
+		_, err = io.WriteString(conn, request)
+		if first {
+			opened()
+		}
+		if err != nil {
+			c.err = err
+			return
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			c.err = err
+			return
+		}
+		body, err := io.ReadAll(resp.Body)
+		c.at, c.status, c.err = time.Now(), resp.StatusCode, err
+		c.found = c.status == http.StatusOK && !strings.Contains(string(body), `"items":[]`)
+		if c.found && !posted.Load() {
+			c.early = string(body[:min(len(body), 300)])
+		}
+		if err != nil || c.found || posted.Load() || ctx.Err() != nil {
+			return
+		}
+		if c.status != http.StatusOK {
+			if c.status != http.StatusServiceUnavailable && c.status != http.StatusTooManyRequests {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // a server too slow to admit it in time: again
+		}
+		renewals.Add(1)
+	}
+}
+
+// countWaits counts the waiting calls' slots that still count.
+func countWaits(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var n int
+	err := conn.QueryRow(ctx, "SELECT count(*) FROM streams WHERE kind = 'wait' AND ends_at > now()").Scan(&n)
+	return n, err
+}
+
+// transactionsNow is the database's transactions so far, every backend's
+// statistics that have arrived.
+func transactionsNow(ctx context.Context, conn *pgx.Conn) (int64, error) {
+	if _, err := conn.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := conn.QueryRow(ctx, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&n)
+	return n, err
+}
+
+// residentKB reads a process's resident memory (VmRSS) in KiB; 0 when
+// unknown.
+func residentKB(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb
+		}
+	}
+	return 0
+}

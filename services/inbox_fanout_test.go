@@ -1,0 +1,125 @@
+package services_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"parley/models"
+	"parley/services"
+)
+
+// TestFanoutAnswersAsOwnRead: waiting inboxes woken together are served by
+// their process's shared read (one read for all of them, issue 31 item 3),
+// and each answers exactly what its own inbox read would: the turns for
+// its identity and for anyone, with an extension only its own or none,
+// not the addressed view's asks to anyone, never its own questions, cut
+// at its limit, with its cursor. The writes go through a second Forum on
+// the same database, as another process's would, so that every waiter is
+// still waiting when they are all in; then the waiters are woken at once.
+func TestFanoutAnswersAsOwnRead(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice, bob, carol, dave, eve := w.agent("alice"), w.agent("bob"), w.agent("carol"), w.agent("dave"), w.agent("eve")
+		hal, frankWho := w.human("hal"), w.agent("frank")
+		since, err := w.forum.CurrentCursor(w.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries := []struct {
+			who services.Caller
+			q   fanQuery
+		}{
+			{bob, fanQuery{}},
+			{bob, fanQuery{InboxQuery: services.InboxQuery{Extension: "x"}}},
+			{bob, fanQuery{InboxQuery: services.InboxQuery{Extension: "y", Limit: "1"}}},
+			{carol, fanQuery{}},
+			{carol, fanQuery{InboxQuery: services.InboxQuery{Limit: "2"}}},
+			{dave, fanQuery{InboxQuery: services.InboxQuery{Addressed: "true"}}},
+			{eve, fanQuery{}},
+		}
+		answers := make([]<-chan services.Inbox, len(queries))
+		for i, c := range queries {
+			answers[i] = waitInbox(w.forum, c.who, c.q.from(since, "30"))
+		}
+		// frank waits too, on his addressed view, which nothing will reach:
+		// woken, served nothing, his wait passes and he answers an empty
+		// page (items [], not null).
+		frank := waitInbox(w.forum, frankWho, services.InboxQuery{Addressed: "true", Wait: "5"})
+		awaitWaits(t, w, len(queries)+1)
+
+		other := &world{t: t, db: w.db, forum: services.New(w.db, services.Config{}), ctx: w.ctx}
+		other.must(eve, env{"kind": "ask", "body": "Eve asks anyone."})
+		other.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "ainotes:bob"}, "body": "For bob."})
+		other.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "ainotes:bob", "extension": "y"}, "body": "For bob/y."})
+		other.must(alice, env{"kind": "ask", "to": map[string]string{"identity": "ainotes:dave"}, "body": "For dave."})
+		other.must(bob, env{"kind": "ask", "body": "Bob asks anyone."})
+		ended := other.must(alice, env{"kind": "ask", "body": "Closed at once."})
+		other.must(hal, env{"kind": "mark", "thread": ended.Thread.ID, "state": "closed", "body": "Never mind."})
+		rounds0, served0 := w.forum.FanoutStats()
+		w.forum.WakeAll()
+		if box := <-frank; box.Items == nil || len(box.Items) != 0 {
+			t.Fatalf("frank's waiting inbox answered %#v", box)
+		}
+
+		for i, c := range queries {
+			var got services.Inbox
+			select {
+			case got = <-answers[i]:
+			case <-time.After(time.Minute): // beyond the wait: only a hang
+				t.Fatalf("waiter %d never answered", i)
+			}
+			want, err := w.forum.Inbox(w.ctx, c.who, c.q.from(since, ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Items) == 0 || !slices.Equal(turnsOf(got), turnsOf(want)) || got.Cursor != want.Cursor {
+				t.Errorf("waiter %d (%s %+v) answered %v %s; its own read %v %s", i, c.who.Identity, c.q, turnsOf(got), got.Cursor, turnsOf(want), want.Cursor)
+			}
+		}
+		rounds, served := w.forum.FanoutStats()
+		if served-served0 < int64(len(queries)) || rounds-rounds0 >= int64(len(queries)) {
+			t.Fatalf("%d shared reads served %d of %d waiters: want one or two reads serving all", rounds-rounds0, served-served0, len(queries))
+		}
+	})
+}
+
+// fanQuery is an inbox query from a log cursor (the addressed view starts
+// from its beginning: its cursors are its own, and the forum is new).
+type fanQuery struct{ services.InboxQuery }
+
+func (q fanQuery) from(since, wait string) services.InboxQuery {
+	out := q.InboxQuery
+	if out.Addressed == "" {
+		out.Since = since
+	}
+	out.Wait = wait
+	return out
+}
+
+// turnsOf lists a page's turns as thread/message pairs.
+func turnsOf(box services.Inbox) []string {
+	var out []string
+	for _, it := range box.Items {
+		out = append(out, it.Thread.ID+"/"+it.Message.ID)
+	}
+	return out
+}
+
+// awaitWaits waits until n waiting calls hold their slot (their first read
+// found nothing: they wait).
+func awaitWaits(t *testing.T, w *world, n int) {
+	t.Helper()
+	for give := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var got int64
+		if err := w.db.Model(&models.Stream{}).Where("kind = ?", "wait").Count(&got).Error; err != nil {
+			t.Fatal(err)
+		}
+		if got >= int64(n) {
+			return
+		}
+		if time.Now().After(give) {
+			t.Fatal(fmt.Sprintf("%d of %d calls wait after 30 s", got, n))
+		}
+	}
+}
