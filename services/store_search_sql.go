@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -17,14 +18,21 @@ const pgPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 // marked.
 const headlineOptions = "HighlightAll=true, StartSel=\x02, StopSel=\x03"
 
+// searchIndexed is the expression messages_search indexes (migration
+// 0018): a message's tsvector with its id's bucket appended as the lexeme
+// "~<id >> 14>", which no query term can spell, so that a query term
+// matches it exactly where it matches messages.search.
+const searchIndexed = "(m.search || array_to_tsvector(ARRAY['~' || (m.id >> 14)::text]))"
+
+// searchBucketShift is a bucket's size in the index, as a shift of the
+// message id: 16,384 ids (migration 0018).
+const searchBucketShift = 14
+
 // postgresSearchSQL is the search on PostgreSQL, in one statement: the
-// newest candidates from the GIN index (or, for a word in most messages,
-// from the primary key backwards — the planner knows which from the index's
-// statistics), ranked, paged after the cursor, and only the page's bodies
-// highlighted.
+// newest candidates (see searchCandidatesSQL), ranked, paged after the
+// cursor, and only the page's bodies highlighted.
 func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 	tsq, tsqArgs := pgTSQuery(req.terms)
-	join, where, filterArgs := req.filter.sql()
 	var args []any
 	headline := func(config string) string {
 		args = append(append(append(args, pgPunctuation, strings.Repeat(" ", len(pgPunctuation))), tsqArgs...), headlineOptions)
@@ -33,10 +41,9 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 	sql := "SELECT p.id, p.score, " + headline("simple") + ", " + headline("english") + " FROM (\n"
 	args = append(args, tsqArgs...)
 	sql += "  SELECT r.id, r.score FROM (\n    SELECT c.id, ts_rank(c.search, " + tsq + ") AS score FROM (\n"
-	args = append(append(args, tsqArgs...), filterArgs...)
-	sql += "      SELECT m.id, m.search FROM messages m" + join + "\n      WHERE m.search @@ " + tsq + where + "\n"
-	args = append(args, candidates)
-	sql += "      ORDER BY m.id DESC LIMIT ?) c) r\n"
+	cands, candArgs := searchCandidatesSQL(req, tsq, tsqArgs, candidates)
+	sql += cands + ") c) r\n"
+	args = append(args, candArgs...)
 	if req.after != nil {
 		score := float32(req.after.score) // ts_rank is a real: compare as one
 		sql += "  WHERE r.score < ? OR (r.score = ? AND r.id < ?)\n"
@@ -44,6 +51,58 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 	}
 	args = append(args, req.limit+1)
 	sql += "  ORDER BY r.score DESC, r.id DESC LIMIT ?) p JOIN messages b ON b.id = p.id\nORDER BY p.score DESC, p.id DESC"
+	return sql, args
+}
+
+// searchCandidatesSQL selects the newest candidates matches (id and
+// search) of the query tsq.
+//
+// Unfiltered, in two parts that a LIMIT stops as soon as it has enough:
+// the newest 16,384 messages (backwards by the primary key or, for a rare
+// word, from the GIN index: the planner knows which from the index's
+// statistics), then the older ones bucket by bucket, newest bucket first,
+// each bucket's matches read from the GIN index (the word's lexeme and
+// the bucket's, intersected inside the index) and sorted. A word in most
+// messages is found in the first part; a word absent from the newest
+// messages, however common further back, costs a look at each bucket's
+// lexeme instead of a read of each message (a backward walk read 588,000
+// messages at 1.6 M to meet one found only in the oldest million). The
+// LIMIT takes the rows in the order they come — the first part's, sorted
+// and all newer than the buckets', then each bucket's in turn, sorted
+// within it — newest first throughout (a plan without parallel workers:
+// see customPlan).
+//
+// With a filter, in one part, as before: the planner weighs the filter's
+// index (a thread's messages, an author's) against the GIN index and the
+// primary key, where a bucket's matches would be read whole before the
+// filter cut them.
+func searchCandidatesSQL(req searchRequest, tsq string, tsqArgs []any, candidates int) (string, []any) {
+	join, where, filterArgs := req.filter.sql()
+	var args []any
+	if where != "" {
+		args = append(append(args, tsqArgs...), filterArgs...)
+		return "      SELECT m.id, m.search FROM messages m" + join + "\n      WHERE " + searchIndexed + " @@ " + tsq + where + "\n" +
+			"      ORDER BY m.id DESC LIMIT ?", append(args, candidates)
+	}
+	shift := strconv.Itoa(searchBucketShift)
+	// lo, the newest part's lower edge, is a scalar subquery (an InitPlan
+	// the primary key's scan is bounded by), not a join: as a join's
+	// filter it would not stop a backward walk at the edge.
+	lo := "(SELECT COALESCE(MAX(id), 0) - " + strconv.Itoa(1<<searchBucketShift) + " FROM messages)"
+	sql := "      SELECT k.id, k.search FROM (\n" +
+		"        (SELECT m.id, m.search FROM messages m\n" +
+		"          WHERE m.id > " + lo + " AND " + searchIndexed + " @@ " + tsq + " ORDER BY m.id DESC LIMIT ?)\n"
+	args = append(append(args, tsqArgs...), candidates)
+	// The bucket's lexeme is quoted for tsquery's input, as '~<bucket>';
+	// a query without lexemes, which matches nothing, must not become the
+	// bucket's lexeme alone.
+	sql += "        UNION ALL\n" +
+		"        (SELECT x.id, x.search FROM generate_series(" + lo + " >> " + shift + ", 0, -1) b,\n" +
+		"          LATERAL (SELECT m.id, m.search FROM messages m\n" +
+		"            WHERE " + searchIndexed + " @@ (" + tsq + " && ('''~' || b || '''')::tsquery) AND m.id + 0 <= " + lo + " AND numnode(" + tsq + ") > 0\n" +
+		"            ORDER BY m.id DESC) x)\n" +
+		"      ) k LIMIT ?"
+	args = append(append(append(args, tsqArgs...), tsqArgs...), candidates)
 	return sql, args
 }
 
