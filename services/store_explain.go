@@ -103,7 +103,11 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 		if err := customPlan(tx); err != nil {
 			return err
 		}
-		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates)
+		buckets, err := searchBuckets(tx, req, f.limits.SearchCandidates)
+		if err != nil {
+			return err
+		}
+		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates, buckets)
 		explain := "EXPLAIN "
 		if analyze {
 			explain = "EXPLAIN (ANALYZE, BUFFERS) "

@@ -2,6 +2,8 @@ package services
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,7 +33,7 @@ const searchBucketShift = 14
 // postgresSearchSQL is the search on PostgreSQL, in one statement: the
 // newest candidates (see searchCandidatesSQL), ranked, paged after the
 // cursor, and only the page's bodies highlighted.
-func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
+func postgresSearchSQL(req searchRequest, candidates int, buckets bool) (string, []any) {
 	tsq, tsqArgs := pgTSQuery(req.terms)
 	var args []any
 	headline := func(config string) string {
@@ -41,7 +43,7 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 	sql := "SELECT p.id, p.score, " + headline("simple") + ", " + headline("english") + " FROM (\n"
 	args = append(args, tsqArgs...)
 	sql += "  SELECT r.id, r.score FROM (\n    SELECT c.id, ts_rank(c.search, " + tsq + ") AS score FROM (\n"
-	cands, candArgs := searchCandidatesSQL(req, tsq, tsqArgs, candidates)
+	cands, candArgs := searchCandidatesSQL(req, tsq, tsqArgs, candidates, buckets)
 	sql += cands + ") c) r\n"
 	args = append(args, candArgs...)
 	if req.after != nil {
@@ -57,29 +59,29 @@ func postgresSearchSQL(req searchRequest, candidates int) (string, []any) {
 // searchCandidatesSQL selects the newest candidates matches (id and
 // search) of the query tsq.
 //
-// Unfiltered, in two parts that a LIMIT stops as soon as it has enough:
-// the newest 16,384 messages (backwards by the primary key or, for a rare
-// word, from the GIN index: the planner knows which from the index's
-// statistics), then the older ones bucket by bucket, newest bucket first,
-// each bucket's matches read from the GIN index (the word's lexeme and
-// the bucket's, intersected inside the index) and sorted. A word in most
-// messages is found in the first part; a word absent from the newest
-// messages, however common further back, costs a look at each bucket's
-// lexeme instead of a read of each message (a backward walk read 588,000
-// messages at 1.6 M to meet one found only in the oldest million). The
-// LIMIT takes the rows in the order they come — the first part's, sorted
-// and all newer than the buckets', then each bucket's in turn, sorted
-// within it — newest first throughout (a plan without parallel workers:
-// see customPlan).
+// In one part, as before migration 0018, for a word the planner knows to
+// be rare (buckets unset: see searchBuckets) or with a filter: the newest
+// matches from the GIN index, or from the primary key backwards for a
+// word in most messages, or from the filter's index (a thread's messages,
+// an author's) — the planner weighs them from the index's statistics.
 //
-// With a filter, in one part, as before: the planner weighs the filter's
-// index (a thread's messages, an author's) against the GIN index and the
-// primary key, where a bucket's matches would be read whole before the
-// filter cut them.
-func searchCandidatesSQL(req searchRequest, tsq string, tsqArgs []any, candidates int) (string, []any) {
+// For a word the planner thinks in most messages, unfiltered (buckets set), in two
+// parts that a LIMIT stops as soon as it has enough: the newest 16,384
+// messages backwards by the primary key, then the older ones bucket by
+// bucket, newest bucket first, each bucket's matches read from the GIN
+// index (the word's lexeme and the bucket's, intersected inside the index)
+// and sorted. A word in most messages is found in the first part; a word
+// absent from the newest messages, however common further back, costs a
+// look at each bucket's lexeme instead of a read of each message (a
+// backward walk read 588,000 messages at 1.6 M to meet one found only in
+// the oldest million). The LIMIT takes the rows in the order they come —
+// the first part's, sorted and all newer than the buckets', then each
+// bucket's in turn, sorted within it — newest first throughout (a plan
+// without parallel workers: see customPlan).
+func searchCandidatesSQL(req searchRequest, tsq string, tsqArgs []any, candidates int, buckets bool) (string, []any) {
 	join, where, filterArgs := req.filter.sql()
 	var args []any
-	if where != "" {
+	if where != "" || !buckets {
 		args = append(append(args, tsqArgs...), filterArgs...)
 		return "      SELECT m.id, m.search FROM messages m" + join + "\n      WHERE " + searchIndexed + " @@ " + tsq + where + "\n" +
 			"      ORDER BY m.id DESC LIMIT ?", append(args, candidates)
@@ -91,7 +93,7 @@ func searchCandidatesSQL(req searchRequest, tsq string, tsqArgs []any, candidate
 	lo := "(SELECT COALESCE(MAX(id), 0) - " + strconv.Itoa(1<<searchBucketShift) + " FROM messages)"
 	sql := "      SELECT k.id, k.search FROM (\n" +
 		"        (SELECT m.id, m.search FROM messages m\n" +
-		"          WHERE m.id > " + lo + " AND " + searchIndexed + " @@ " + tsq + " ORDER BY m.id DESC LIMIT ?)\n"
+		"          WHERE m.id > " + lo + " AND m.search @@ " + tsq + " ORDER BY m.id DESC LIMIT ?)\n"
 	args = append(append(args, tsqArgs...), candidates)
 	// The bucket's lexeme is quoted for tsquery's input, as '~<bucket>';
 	// a query without lexemes, which matches nothing, must not become the
@@ -112,7 +114,11 @@ func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found,
 		if err := customPlan(tx); err != nil {
 			return err
 		}
-		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates)
+		buckets, err := searchBuckets(tx, req, f.limits.SearchCandidates)
+		if err != nil {
+			return err
+		}
+		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates, buckets)
 		rows, err := tx.Raw(sql, args...).Rows()
 		if err != nil {
 			return err
@@ -131,6 +137,39 @@ func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found,
 		return rows.Err()
 	})
 	return out, err
+}
+
+// searchBuckets reports whether an unfiltered search reads the older
+// messages bucket by bucket (see searchCandidatesSQL): when the planner
+// expects the words in more than ten times as many messages as the search
+// ranks and in at least a quarter of all messages — the words it would
+// look for by walking the primary key backwards, on the assumption that
+// they are spread evenly, which a word absent from the newest messages
+// betrays. A rarer word is read as before: from the GIN index whole, or
+// within the first few thousand messages walked. The estimates are the
+// planner's own, from the statistics, in one EXPLAIN without ANALYZE.
+func searchBuckets(tx *gorm.DB, req searchRequest, candidates int) (bool, error) {
+	if _, where, _ := req.filter.sql(); where != "" {
+		return false, nil
+	}
+	tsq, tsqArgs := pgTSQuery(req.terms)
+	var plan string
+	err := tx.Raw("EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m WHERE "+searchIndexed+" @@ "+tsq+" UNION ALL SELECT 1 FROM messages", tsqArgs...).Row().Scan(&plan)
+	if err != nil {
+		return false, err
+	}
+	var est []struct {
+		Plan struct {
+			Plans []struct {
+				Rows float64 `json:"Plan Rows"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(plan), &est); err != nil || len(est) != 1 || len(est[0].Plan.Plans) != 2 {
+		return false, fmt.Errorf("search estimate %q: %v", plan, err)
+	}
+	matches, all := est[0].Plan.Plans[0].Rows, est[0].Plan.Plans[1].Rows
+	return matches > 10*float64(candidates) && matches >= all/4, nil
 }
 
 // customPlan has PostgreSQL plan the transaction's statements for their
