@@ -3,8 +3,10 @@ package services
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"parley/models"
@@ -13,7 +15,9 @@ import (
 // ExplainInbox shows how the database reads the first page of an inbox
 // (of who, from no extension): PostgreSQL's EXPLAIN (with ANALYZE and
 // BUFFERS when analyze is set), SQLite's query plan. For operators,
-// benchmarks and the test that keeps the plan index-ordered.
+// benchmarks and the test that keeps the plan index-ordered. On
+// PostgreSQL it is the generic plan of the prepared statement, the one
+// the inbox runs (see genericPlanPG).
 func (f *Forum) ExplainInbox(ctx context.Context, who Caller, analyze bool) (string, error) {
 	return f.explainInbox(ctx, who, analyze, false)
 }
@@ -26,6 +30,15 @@ func (f *Forum) ExplainAddressedInbox(ctx context.Context, who Caller, analyze b
 
 func (f *Forum) explainInbox(ctx context.Context, who Caller, analyze, addressed bool) (string, error) {
 	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault, addressed)
+	if models.IsPostgresDB(f.db) {
+		plan, ok, err := explainGenericPgx(ctx, f.db.WithContext(ctx), numbered(sql), args, analyze)
+		if ok || err != nil {
+			if err != nil {
+				return "", fmt.Errorf("explain inbox: %w", err)
+			}
+			return plan, nil
+		}
+	}
 	explain, col := "EXPLAIN QUERY PLAN ", 3
 	if models.IsPostgresDB(f.db) {
 		explain, col = "EXPLAIN ", 0
@@ -90,7 +103,11 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 		if err := customPlan(tx); err != nil {
 			return err
 		}
-		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates)
+		buckets, err := searchBuckets(tx, req, f.limits.SearchCandidates)
+		if err != nil {
+			return err
+		}
+		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates, buckets)
 		explain := "EXPLAIN "
 		if analyze {
 			explain = "EXPLAIN (ANALYZE, BUFFERS) "
@@ -101,4 +118,60 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 		return "", fmt.Errorf("explain search: %w", err)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// explainGenericPgx prepares sql (in pgx's $n form) and explains its
+// generic plan executed with args, in one transaction of simple-protocol
+// statements (the PREPARE's own $n must reach PostgreSQL as written): the
+// plan a cached prepared statement runs under genericPlanPG. ok is false
+// when pgx is out of reach (see onPgx).
+func explainGenericPgx(ctx context.Context, db *gorm.DB, sql string, args []any, analyze bool) (plan string, ok bool, err error) {
+	values := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case string:
+			values[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case int64:
+			values[i] = strconv.FormatInt(v, 10)
+		case int:
+			values[i] = strconv.Itoa(v)
+		default:
+			return "", true, fmt.Errorf("explain: argument %d is a %T", i+1, a)
+		}
+	}
+	explain := "EXPLAIN "
+	if analyze {
+		explain = "EXPLAIN (ANALYZE, BUFFERS) "
+	}
+	ok, err = onPgx(ctx, db, func(c *pgx.Conn) error {
+		tx, err := c.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback(ctx)
+		for _, st := range []string{"SET LOCAL plan_cache_mode = force_generic_plan", "PREPARE parley_explain AS " + sql} {
+			if _, err := tx.Exec(ctx, st, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(ctx, explain+"EXECUTE parley_explain("+strings.Join(values, ", ")+")", pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			lines = append(lines, line)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		plan = strings.Join(lines, "\n")
+		_, err = tx.Exec(ctx, "DEALLOCATE parley_explain", pgx.QueryExecModeSimpleProtocol)
+		return err
+	})
+	return plan, ok, err
 }

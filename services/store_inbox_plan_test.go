@@ -19,7 +19,7 @@ func TestInboxPlanWalksTheIndex(t *testing.T) {
 		dialect string
 		want    []string
 	}{
-		{"postgres", []string{"Merge Append", "Index Scan using threads_inbox on threads"}},
+		{"postgres", []string{"Merge Append", "Index Scan using threads_inbox on threads", "awaiting_identity = $1"}},
 		{"sqlite", []string{"SEARCH threads USING INDEX threads_inbox (awaiting_identity=? AND turn_seq>?)"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestAddressedInboxPlanWalksOneRange(t *testing.T) {
 		dialect   string
 		want, not []string
 	}{
-		{"postgres", []string{"Index Scan using threads_inbox on threads"}, []string{"Merge Append", "Append"}},
+		{"postgres", []string{"Index Scan using threads_inbox on threads", "awaiting_identity = $1"}, []string{"Merge Append", "Append"}},
 		{"sqlite", []string{"SEARCH threads USING INDEX threads_inbox (awaiting_identity=? AND turn_seq>?)"}, []string{"UNION ALL", "anyone", "MERGE"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {

@@ -18,6 +18,24 @@ import (
 // position per thread for its turn and activity. Batches of batchThreads
 // threads are one transaction each; progress, if set, is told after each.
 func (f *Forum) Seed(ctx context.Context, threads, perThread int, progress func(done int)) error {
+	return f.SeedWith(ctx, SeedPlan{Threads: threads, PerThread: perThread, Progress: progress})
+}
+
+// SeedPlan is what SeedWith loads: Seed's threads and messages and, when
+// OldWord is set, that word at the end of every message of the first
+// OldThreads threads it adds, and of none after them: a word found in
+// many messages yet in none of the newest, which a search that walks the
+// newest messages backwards would read all of (bench search's "vintage").
+type SeedPlan struct {
+	Threads, PerThread int
+	OldWord            string
+	OldThreads         int
+	Progress           func(done int)
+}
+
+// SeedWith loads plan as Seed does.
+func (f *Forum) SeedWith(ctx context.Context, plan SeedPlan) error {
+	threads, perThread, progress := plan.Threads, plan.PerThread, plan.Progress
 	if threads < 1 || perThread < 1 {
 		return fmt.Errorf("seed: %d threads of %d messages: both must be at least 1", threads, perThread)
 	}
@@ -34,9 +52,13 @@ func (f *Forum) Seed(ctx context.Context, threads, perThread int, progress func(
 		}
 	}
 	const batchThreads = 10000
+	old := 0 // the threads of this batch that carry plan.OldWord
 	for done := 0; done < threads; done += batchThreads {
 		n := min(batchThreads, threads-done)
-		err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return f.seedBatch(tx, n, perThread, a, b) })
+		if plan.OldWord != "" {
+			old = min(n, max(0, plan.OldThreads-done))
+		}
+		err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return f.seedBatch(tx, n, perThread, a, b, old, plan.OldWord) })
 		if err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
@@ -47,7 +69,9 @@ func (f *Forum) Seed(ctx context.Context, threads, perThread int, progress func(
 	return nil
 }
 
-func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
+// seedBatch adds n threads of per messages; those of the first old threads
+// end with " "+word.
+func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string, old int, word string) error {
 	if err := bulkSession(tx); err != nil {
 		return err
 	}
@@ -88,9 +112,10 @@ func (f *Forum) seedBatch(tx *gorm.DB, n, per int, a, b string) error {
 			SELECT ? + i, ? + i / ?, CASE WHEN i % ? = 0 THEN NULL ELSE ? + (i / ?) * ? END,
 				CASE WHEN i % ? = 0 THEN 1 ELSE 2 END, CASE WHEN i % ? = 0 THEN 'ask' ELSE 'note' END,
 				CASE WHEN i % ? % 2 = 0 THEN ? ELSE ? END, 'llm',
-				CASE WHEN i % ? = 0 THEN 'Seeded topic ' || (? + i / ?) || ? ELSE 'Seeded remark ' || (i % ?) || ' on topic ' || (? + i / ?) END,
+				CASE WHEN i % ? = 0 THEN 'Seeded topic ' || (? + i / ?) || ? ELSE 'Seeded remark ' || (i % ?) || ' on topic ' || (? + i / ?) END
+				|| CASE WHEN i / ? < ? THEN ? ELSE '' END,
 				'*', ? FROM s`,
-			[]any{mb, tb, per, per, mb, per, per, per, per, per, a, b, per, tb, per, question, per, tb, per, now}},
+			[]any{mb, tb, per, per, mb, per, per, per, per, per, a, b, per, tb, per, question, per, tb, per, per, old, " " + word, now}},
 		{"events", series(n) + `INSERT INTO events (seq, thread_id, type, from_state, to_state, origin, label, actor_identity, message_id, at, confirmed_at)
 			SELECT ? + i, ? + i, 'state', '', 'open', 'llm', ?, ?, ? + i * ?, ?, ? FROM s`,
 			[]any{pos, tb, a, a, mb, per, now, now}},

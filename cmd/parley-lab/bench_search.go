@@ -17,8 +17,10 @@ import (
 // searchMix is what bench search asks of a forum made by bench seed, whose
 // messages read "Seeded topic N: which option?" (the roots) and "Seeded
 // remark K on topic N": rare words (a topic's number), words in a tenth of
-// the messages or in all of them, a stem, a phrase, filters, and a word
-// found nowhere. {n} is a random topic number.
+// the messages or in all of them, a stem, a phrase, filters, a word found
+// nowhere, and "vintage": the word bench seed --old-word vintage puts in
+// the oldest messages only (found nowhere on a forum seeded without it).
+// {n} is a random topic number.
 var searchMix = []services.SearchQuery{
 	{Q: "topic {n}"},
 	{Q: "{n}"},
@@ -29,6 +31,7 @@ var searchMix = []services.SearchQuery{
 	{Q: "seeded"},
 	{Q: "remarks"},
 	{Q: "zebra"},
+	{Q: "vintage"},
 }
 
 // runBenchSearch measures search latency in-process, through the services

@@ -7,14 +7,17 @@ import (
 	"time"
 
 	"parley/internal/cli"
+	"parley/services"
 )
 
 // runBenchSeed loads a large forum for benchmarks: threads × messages per
 // thread, in bulk, with what the services would have stored.
 func runBenchSeed(args []string) error {
-	fs := cli.NewFlagSet("parley-lab bench seed", "parley-lab bench seed --db URL [--threads N] [--messages N]")
+	fs := cli.NewFlagSet("parley-lab bench seed", "parley-lab bench seed --db URL [--threads N] [--messages N] [--old-word WORD --old-threads N]")
 	threads := fs.Int("threads", 100000, "how many `threads` to add")
 	messages := fs.Int("messages", 1000000, "how many `messages` in all (spread evenly over the threads)")
+	oldWord := fs.String("old-word", "", "a `word` to end every message of the first --old-threads threads with, and none after them (a word absent from the newest messages)")
+	oldThreads := fs.Int("old-threads", 0, "how many of the first `threads` carry --old-word")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
@@ -32,9 +35,9 @@ func runBenchSeed(args []string) error {
 	defer closeDB()
 	start := time.Now()
 	per := *messages / *threads
-	err = forum.Seed(ctx, *threads, per, func(done int) {
+	err = forum.SeedWith(ctx, services.SeedPlan{Threads: *threads, PerThread: per, OldWord: *oldWord, OldThreads: *oldThreads, Progress: func(done int) {
 		fmt.Fprintf(os.Stderr, "\r%d / %d threads", done, *threads)
-	})
+	}})
 	fmt.Fprintln(os.Stderr)
 	if err != nil {
 		return err
