@@ -14,7 +14,9 @@ import (
 // failOn makes every write to a table fail, as a full disk or a dropped
 // connection would, halfway through an action: through GORM's create or
 // update, or as the fixed statement a post writes its rows with
-// (services/store_rows.go).
+// (services/store_rows.go), the ones a post on PostgreSQL queues for its
+// COMMIT's batch included (services/store_action_pg.go: they pass the
+// callbacks as they are queued).
 func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Helper()
 	fixed := map[string]string{"create": "INSERT INTO " + table + " ", "update": "UPDATE " + table + " "}[op]
@@ -31,6 +33,9 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		err = db.Callback().Create().Before("gorm:create").Register("test:fail", fail)
 		if err == nil {
 			err = db.Callback().Row().Before("gorm:row").Register("test:fail", fail)
+		}
+		if err == nil {
+			err = db.Callback().Raw().Before("gorm:raw").Register("test:fail", fail)
 		}
 	case "update":
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
