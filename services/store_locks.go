@@ -100,8 +100,11 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 	var lock batchRead
 	var err error
 	if early {
-		lock, err = passRow(tx, lockWithPositionAndID, positionsPerTx, int32(id))
-		lock.scan = func(r pgx.Row) error { return r.Scan(&pos, &msgID) }
+		// The message's id is not taken ahead (lockWithPositionAndID would
+		// save the insert's round trip, but a refused reply would then
+		// leave a gap in the message ids, which clients see).
+		lock, err = passRow(tx, lockWithPosition, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(&pos) }
 	} else {
 		lock, err = passRow(tx, lockOnlyRow, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(&one) }
