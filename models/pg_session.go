@@ -112,7 +112,8 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // embedded field is named by the alias, so that it does not hide Conn()).
 type sessionConn struct {
 	*stdConn
-	settings []setting
+	settings   []setting
+	batchBegin []string // BatchBegin's, once made
 }
 
 type stdConn = stdlib.Conn
@@ -303,6 +304,7 @@ func openPostgres(raw, mode string) (*sql.DB, PostgresInfo, error) {
 		}
 	}
 	config.DefaultQueryExecMode = execModes[info.ExecMode]
+	config.Tracer = roundTrips{}
 	if direct {
 		// Session state lasts: the settings hold for statements outside
 		// transactions too (a transaction's SET LOCAL still wins).

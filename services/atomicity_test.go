@@ -14,7 +14,9 @@ import (
 // failOn makes every write to a table fail, as a full disk or a dropped
 // connection would, halfway through an action: through GORM's create or
 // update, or as the fixed statement a post writes its rows with
-// (services/store_rows.go).
+// (services/store_rows.go), the ones a post on PostgreSQL queues for its
+// COMMIT's batch included (services/store_action_pg.go: they pass the
+// callbacks as they are queued).
 func failOn(t *testing.T, db *gorm.DB, op, table string) {
 	t.Helper()
 	fixed := map[string]string{"create": "INSERT INTO " + table + " ", "update": "UPDATE " + table + " "}[op]
@@ -31,6 +33,9 @@ func failOn(t *testing.T, db *gorm.DB, op, table string) {
 		err = db.Callback().Create().Before("gorm:create").Register("test:fail", fail)
 		if err == nil {
 			err = db.Callback().Row().Before("gorm:row").Register("test:fail", fail)
+		}
+		if err == nil {
+			err = db.Callback().Raw().Before("gorm:raw").Register("test:fail", fail)
 		}
 	case "update":
 		err = db.Callback().Update().Before("gorm:update").Register("test:fail", fail)
@@ -99,4 +104,51 @@ func TestFailedActionLeavesNothingBehind(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestFaultInsideTheCommitBatch makes the database itself refuse the
+// thread's update, which a post on PostgreSQL sends in one batch after its
+// message's insert and before COMMIT: the insert ran, and must not
+// survive. SQLite runs the same post statement by statement.
+func TestFaultInsideTheCommitBatch(t *testing.T) {
+	eachWorld(t, func(t *testing.T, w *world) {
+		alice, bob := w.agent("alice"), w.agent("bob")
+		th := w.must(alice, env{"kind": "ask", "body": "q"}).Thread.ID
+		before := w.thread(th).Thread
+		msgs, evs := w.counts()
+		trigger := []string{`CREATE TRIGGER test_fault BEFORE UPDATE ON threads
+			WHEN NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch')
+			BEGIN SELECT RAISE(ABORT, 'injected fault'); END`}
+		drop := "DROP TRIGGER test_fault"
+		if models.IsPostgresDB(w.db) {
+			trigger = []string{`CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					IF NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch') THEN
+						RAISE EXCEPTION 'injected fault';
+					END IF;
+					RETURN NEW;
+				END $$`,
+				`CREATE TRIGGER test_fault BEFORE UPDATE ON threads FOR EACH ROW EXECUTE FUNCTION test_fault()`}
+			drop = "DROP TRIGGER test_fault ON threads"
+		}
+		for _, q := range trigger {
+			if err := w.db.Exec(q).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := w.post(bob, env{"kind": "note", "thread": th, "body": "fault in the batch"})
+		if r, unexpected := services.AsRefusal(err); err == nil || !unexpected || r.Reason != services.Internal {
+			t.Fatalf("want an internal fault, got %v", err)
+		}
+		if err := w.db.Exec(drop).Error; err != nil {
+			t.Fatal(err)
+		}
+		m2, e2 := w.counts()
+		after := w.thread(th).Thread
+		if m2 != msgs || e2 != evs || after.MessageCount != before.MessageCount {
+			t.Fatalf("a post refused by the database left traces: messages %d→%d events %d→%d count %d→%d",
+				msgs, m2, evs, e2, before.MessageCount, after.MessageCount)
+		}
+		w.must(bob, env{"kind": "note", "thread": th, "body": "works again"})
+	})
 }

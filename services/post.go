@@ -79,7 +79,7 @@ func (f *Forum) PostKeyed(ctx context.Context, who Caller, raw []byte, headerKey
 func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, error) {
 	var out Posted
 	ctx, written := withSink(ctx)
-	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := f.transact(ctx, func(tx *gorm.DB) error {
 		stale := false
 		if env.IdempotencyKey != "" {
 			var prior *storedKey
@@ -276,10 +276,14 @@ type guardReads struct {
 // and what the party probe finds (checkGuard): two round trips less per
 // reply.
 func findParent(tx *gorm.DB, th models.Thread, id int64, identity string, recentMax int, probe partyProbe) (models.Message, guardReads, error) {
+	asked := id
 	if id == 0 {
 		id = th.RootMessageID
 	}
-	parent, recent, earlier, err := readParentRow(tx, id, th.ID, identity, recentMax, probe)
+	parent, recent, earlier, ahead, err := takeParentAhead(tx, th.ID, asked, identity, recentMax, probe)
+	if !ahead {
+		parent, recent, earlier, err = readParentRow(tx, id, th.ID, identity, recentMax, probe)
+	}
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return parent, guardReads{}, Refuse(MessageNotFound, "message %s does not exist", MessageKey(id)).On("parent")
 	}

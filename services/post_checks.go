@@ -46,6 +46,8 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 	// superseded claims' threads came first, in lockSuperseded), so it may
 	// also take the first log position (see lockThreadPG).
 	wantEarlyPosition(tx)
+	hash := bodyHash(env.Body)
+	f.readParentAhead(tx, who, env, hash) // in the lock's round trip, on PostgreSQL
 	th, err := lockThread(tx, env.ThreadID)
 	if err != nil {
 		return replyPlan{}, err
@@ -69,7 +71,6 @@ func (f *Forum) checkReply(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		}
 	}
 	now := f.timestamp()
-	hash := bodyHash(env.Body)
 	parent, reads, err := findParent(tx, th, parentID, who.Identity, f.limits.GuardRecentBodies, f.partyProbe(who, hash, now))
 	if err != nil {
 		return replyPlan{}, err

@@ -125,6 +125,7 @@ type sink struct {
 	min      int64 // the lowest position, for the SQLite watcher
 	audience []string
 	early    earlyPosition // see lockThreadPG
+	ahead    *parentAhead  // see readParentAhead
 }
 
 type sinkKey struct{}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"parley/models"
@@ -25,6 +26,9 @@ import (
 // On SQLite the whole database is already locked: transactions begin
 // immediate (see models.Open).
 func lockThread(tx *gorm.DB, id int64) (models.Thread, error) {
+	if a := actionOf(tx); a != nil {
+		return lockThreadBatched(tx, a, id)
+	}
 	if models.IsPostgresDB(tx) {
 		// Keyed by the threads table's oid and the thread id, so that forums
 		// in other schemas of the same database never wait on each other.
@@ -75,7 +79,68 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 var (
 	lockOnly         = fixed("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)")
 	lockWithPosition = fixed(`SELECT ` + positionSQL + ` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	// lockOnlyRow and lockWithPositionAndID are lockOnly and
+	// lockWithPosition as a batch reads them: a row to scan, and with the
+	// position the id of the message the reply will store (taken after
+	// the lock, as its insert took it before).
+	lockOnlyRow           = fixed(`SELECT 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	lockWithPositionAndID = fixed(`SELECT ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 )
+
+// lockThreadBatched is lockThread in a pgAction: in one round trip, with
+// BEGIN when it is the action's first, the lock (with the first log
+// position and the message's id, when wanted: see lockThreadPG), the
+// thread, and the parent the action asked for ahead (readParentAhead).
+// Each statement passes GORM's callbacks first (passRow).
+func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error) {
+	var th models.Thread
+	s, _ := tx.Statement.Context.Value(sinkKey{}).(*sink)
+	early := s != nil && s.early.wanted && s.early.tx == nil
+	var one, pos, msgID int64
+	var lock batchRead
+	var err error
+	if early {
+		// The message's id is not taken ahead (lockWithPositionAndID would
+		// save the insert's round trip, but a refused reply would then
+		// leave a gap in the message ids, which clients see).
+		lock, err = passRow(tx, lockWithPosition, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(&pos) }
+	} else {
+		lock, err = passRow(tx, lockOnlyRow, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(&one) }
+	}
+	if err != nil {
+		return th, fmt.Errorf("lock thread: %w", err)
+	}
+	found := false
+	row, err := passRow(tx, threadByID, id)
+	if err != nil {
+		return th, fmt.Errorf("lock thread: %w", err)
+	}
+	row.scan = func(r pgx.Row) error {
+		err := r.Scan(threadFields(&th)...)
+		found = err == nil
+		return err
+	}
+	reads := []batchRead{lock, row}
+	if s != nil && s.ahead != nil && s.ahead.thread == id && !s.ahead.sent {
+		parent, err := s.ahead.batchRead(tx)
+		if err != nil {
+			return th, fmt.Errorf("find parent: %w", err)
+		}
+		reads = append(reads, parent)
+	}
+	if err := a.send(tx.Statement.Context, reads, false); err != nil {
+		return th, fmt.Errorf("lock thread: %w", err)
+	}
+	if early {
+		s.early = earlyPosition{tx: a, pos: pos, msgID: msgID}
+	}
+	if !found {
+		return th, threadNotFound(id)
+	}
+	return th, nil
+}
 
 // wantEarlyPosition asks the next lockThread of tx's action, which must be
 // its last, to take the first log position with the lock.
@@ -95,9 +160,22 @@ func wantEarlyPosition(tx *gorm.DB) {
 // nothing.
 type earlyPosition struct {
 	wanted bool
-	tx     *sql.Tx // nil: none
+	tx     gorm.ConnPool // the transaction (*sql.Tx or *pgAction); nil: none
 	pos    int64
 	used   bool
+	msgID  int64 // on a pgAction, the id its reply's message takes (0: none)
+	idUsed bool
+}
+
+// takeEarlyMessageID hands out the message id lockThreadBatched took, once,
+// and only to its action.
+func takeEarlyMessageID(tx *gorm.DB) (int64, bool) {
+	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
+	if !ok || s.early.msgID == 0 || s.early.idUsed || tx.Statement.ConnPool != s.early.tx {
+		return 0, false
+	}
+	s.early.idUsed = true
+	return s.early.msgID, true
 }
 
 // takeEarlyPosition hands out the position lockThreadPG took, once, and
@@ -107,7 +185,7 @@ func takeEarlyPosition(tx *gorm.DB) (int64, bool) {
 	if !ok || s.early.tx == nil || s.early.used {
 		return 0, false
 	}
-	if conn, _ := tx.Statement.ConnPool.(*sql.Tx); conn != s.early.tx {
+	if tx.Statement.ConnPool != s.early.tx {
 		return 0, false
 	}
 	s.early.used = true

@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -39,6 +41,15 @@ func countStatements(t *testing.T, w *world, fn func()) int {
 	return int(n.Load())
 }
 
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // TestPostRoundTrips pins how many statements a post and a read of a
 // thread send, the requests' own rate limiting and authentication
 // included: on a busy PostgreSQL a post is bound by its round trips (see
@@ -63,15 +74,20 @@ func TestPostRoundTrips(t *testing.T) {
 		if _, err := w.forum.Admit(w.ctx, tok.Secret, "post"); err != nil {
 			t.Fatal(err)
 		}
-		post := countStatements(t, w, func() {
-			who, err := w.forum.Admit(w.ctx, tok.Secret, "post")
+		note := func(ctx context.Context, body string) {
+			who, err := w.forum.Admit(ctx, tok.Secret, "post")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := w.post(who, env{"kind": "note", "thread": th, "body": "a remark"}); err != nil {
+			if _, err := w.forum.Post(ctx, who, mustJSON(t, env{"kind": "note", "thread": th, "body": body})); err != nil {
 				t.Fatal(err)
 			}
-		})
+		}
+		// A first note prepares the note's statements on the pool's
+		// connection (pgx caches them per connection); count the next.
+		note(w.ctx, "a first remark")
+		var trips atomic.Int64
+		post := countStatements(t, w, func() { note(models.CountRoundTrips(w.ctx, &trips), "a remark") })
 		read := countStatements(t, w, func() {
 			who, err := w.forum.Admit(w.ctx, tok.Secret, "read_thread")
 			if err != nil {
@@ -106,6 +122,17 @@ func TestPostRoundTrips(t *testing.T) {
 		}
 		if post != wantPost || read != wantRead || inbox != wantInbox {
 			t.Errorf("a post sent %d statements, a read %d, an inbox %d; want %d, %d and %d", post, read, inbox, wantPost, wantRead, wantInbox)
+		}
+		// Round trips, as pgx sends them (models.CountRoundTrips: every
+		// query, batch, prepare, BEGIN and COMMIT): on PostgreSQL a note
+		// is four — admission; BEGIN with the thread's lock and first log
+		// position, the thread and the parent with the guard's
+		// look-backs, in one batch; the message (its id answered); the
+		// thread's update and COMMIT in one batch
+		// (services/store_action_pg.go).
+		// SQLite runs in the process: its seven statements are calls.
+		if models.IsPostgresDB(w.db) && trips.Load() != 4 {
+			t.Errorf("a post took %d round trips to PostgreSQL, want 4", trips.Load())
 		}
 	})
 }

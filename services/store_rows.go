@@ -109,7 +109,10 @@ var threadUpdate = func() fixedSQL {
 	return fixed("UPDATE threads SET " + strings.Join(sets, ", ") + " WHERE id = ?")
 }()
 
-// saveThread writes every column of an existing thread, as GORM's Save did.
+// saveThread writes every column of an existing thread, as GORM's Save did;
+// on a pgAction the update waits for the action's next round trip (the
+// thread's row, locked, cannot vanish meanwhile; the count is checked when
+// it is sent).
 func saveThread(tx *gorm.DB, th *models.Thread) error {
 	vals := []any{th.Title, th.RootMessageID,
 		th.State, th.StateOrigin, th.StateConfirmedAt, th.StateLabel, th.StateEventID,
@@ -117,7 +120,7 @@ func saveThread(tx *gorm.DB, th *models.Thread) error {
 		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
 		th.ModelRun, th.ReplyBy, th.EscalatedAt,
 		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt, th.ID}
-	res := threadUpdate.exec(tx, vals...)
+	res := threadUpdate.execLater(tx, 1, vals...)
 	if res.Error != nil {
 		return res.Error
 	}
@@ -139,13 +142,15 @@ func messageFields(m *models.Message) []any {
 // parentWithRecent reads a message, the guard's recent body hashes
 // (readParentRow) and the party's earlier message of the same body
 // (partyRecent). The digests are hex: a comma never occurs in them.
-var parentWithRecent = func() fixedSQL {
-	text := func(agg string) string {
-		return "SELECT " + strings.Join(messageColumns, ", ") + ", (SELECT " + agg + ` FROM (SELECT body_hash FROM messages
-		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r), ` + partyRecent + ` FROM messages WHERE id = ?`
-	}
-	return fixedSQL{sqlite: text("group_concat(body_hash, ',')"), postgres: numbered(text("string_agg(body_hash, ',')"))}
-}()
+var parentWithRecent = fixedSQL{sqlite: parentRowText("group_concat(body_hash, ',')", "?"),
+	postgres: numbered(parentRowText("string_agg(body_hash, ',')", "?"))}
+
+// parentRowText is parentWithRecent's text with agg for the aggregate of
+// the hashes and id for the message's id (parentAheadRow names the root).
+func parentRowText(agg, id string) string {
+	return "SELECT " + strings.Join(messageColumns, ", ") + ", (SELECT " + agg + ` FROM (SELECT body_hash FROM messages
+		WHERE thread_id = ? AND author_identity = ? ORDER BY id DESC LIMIT ?) r), ` + partyRecent + ` FROM messages WHERE id = ` + id
+}
 
 // readParentRow reads one message by id, every column but PostgreSQL's
 // search vector, and beside it the body hashes of identity's last n
@@ -183,8 +188,34 @@ var messageInsertOwnerless = func() fixedSQL {
 	return fixed("INSERT INTO messages (" + strings.Join(cols, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(cols)-1) + ") RETURNING id")
 }()
 
-// insertMessage stores m and sets its id.
+// messageInsertWithID and messageInsertWithIDOwnerless are the inserts of
+// a message whose id its action took ahead (takeEarlyMessageID): they
+// answer nothing, so that they can wait for the action's COMMIT.
+var (
+	messageInsertWithID = fixed("INSERT INTO messages (" + strings.Join(messageColumns, ", ") +
+		") VALUES (?" + strings.Repeat(", ?", len(messageColumns)-1) + ")")
+	messageInsertWithIDOwnerless = func() fixedSQL {
+		cols := slices.DeleteFunc(slices.Clone(messageColumns), func(c string) bool { return c == "author_owner" })
+		return fixed("INSERT INTO messages (" + strings.Join(cols, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(cols)-1) + ")")
+	}()
+)
+
+// insertMessage stores m and sets its id; on a pgAction whose lock took
+// the id, the insert waits for the action's next round trip.
 func insertMessage(tx *gorm.DB, m *models.Message) error {
+	if id, ok := takeEarlyMessageID(tx); ok {
+		m.ID = id
+		if m.AuthorOwner == "" {
+			return messageInsertWithIDOwnerless.execLater(tx, 1, m.ID, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+				m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
+				m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy,
+				m.BodyHash, m.ChainLen).Error
+		}
+		return messageInsertWithID.execLater(tx, 1, m.ID, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
+			m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy, m.AuthorOwner,
+			m.BodyHash, m.ChainLen).Error
+	}
 	if m.AuthorOwner == "" {
 		return scanRow(messageInsertOwnerless.on(tx, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,

@@ -46,7 +46,9 @@ func runBench(args []string) error {
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	warmup := fs.Duration("warmup", time.Second, "run each operation this long, unmeasured, before the first round: connections opened, statements prepared (pgbench, too, leaves out its connection time)")
-	withPgbench := fs.Bool("pgbench", false, "before posts, run the same post transaction as raw SQL in pgbench on --db (PostgreSQL): the limit posts are measured against")
+	withPgbench := fs.Bool("pgbench", false, "before posts, run an independent minimal post transaction (lock the thread's row, insert the message, update the thread, insert an event) in pgbench on --db (PostgreSQL): the limit posts are measured against")
+	pgbenchScript := fs.String("pgbench-script", "minimal_post", "the pgbench script of --pgbench: minimal_post, or parley_post_old (Parley's statements before they were batched, for comparison)")
+	withDBCPU := fs.Bool("db-cpu", false, "measure PostgreSQL's CPU per operation: the backends connected to --db, read from /proc (the database on this machine)")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
@@ -104,22 +106,36 @@ func runBench(args []string) error {
 			}
 		}
 	}
+	var dbc *dbCPU // nil: not measured
+	if *withDBCPU {
+		if dbc, err = newDBCPU(ctx, cfg.DB); err != nil {
+			return fmt.Errorf("--db-cpu: %w", err)
+		}
+	}
 	for round := range max(1, *rounds) {
+		if *rounds > 1 {
+			fmt.Fprintf(os.Stderr, "round %d, load average %s\n", round+1, loadAverage())
+		}
 		stage.round = round // the guard refuses a body said before
 		for _, op := range strings.Split(*ops, ",") {
 			if op == "posts" && *withPgbench {
-				limit, err := runPgbench(cfg.DB, stage, *agents, *duration)
+				dbc.start()
+				limit, err := runPgbench(cfg.DB, *pgbenchScript, stage, *agents, *duration)
 				if err != nil {
 					return err
 				}
+				limit.Ops = int(limit.PerSecond * limit.Seconds)
+				limit.setDBCPU(dbc.end())
 				results = append(results, limit)
 			}
 			if *bareURL != "" && (op == "posts" || op == "read") {
 				cpu := cpuSeconds(*barePid)
+				dbc.start()
 				r, err := runOp(ctx, newBenchClient(*bareURL, false), stage, op, *duration, "")
 				if err != nil {
 					return err
 				}
+				r.setDBCPU(dbc.end())
 				r.Op += " (bare)"
 				r.setCPU(cpu, cpuSeconds(*barePid))
 				results = append(results, r)
@@ -142,10 +158,12 @@ func runBench(args []string) error {
 				continue
 			}
 			cpu := cpuSeconds(*pid)
+			dbc.start()
 			r, err := runOp(ctx, client, stage, op, *duration, *base2)
 			if err != nil {
 				return err
 			}
+			r.setDBCPU(dbc.end())
 			r.RSSMiB = peakRSS(*pid)
 			r.setCPU(cpu, cpuSeconds(*pid))
 			results = append(results, r)

@@ -30,7 +30,7 @@ import (
 // of Parley's (token lookup by public id and hash check; a thread row and
 // its messages in one query; a note under the thread's root with the
 // advisory lock, the new message, the log position from the transaction
-// id and the thread's update, as cmd/parley/pgbench/post.sql), and the
+// id and the thread's update, as cmd/parley-lab/pgbench/parley_post_old.sql), and the
 // JSON the same form (services' answer types).
 //
 //	parley-lab bench bare --db URL --addr 127.0.0.1:18092 [--db-max-conns 16]
@@ -195,7 +195,7 @@ func (b *bare) read(c *fiber.Ctx) error {
 }
 
 // post answers POST /api/v1/messages for a note into a thread, under its
-// root: the statements of cmd/parley/pgbench/post.sql.
+// root: the statements of cmd/parley-lab/pgbench/parley_post_old.sql.
 func (b *bare) post(c *fiber.Ctx) error {
 	identity, err := b.caller(c)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -33,6 +34,12 @@ type benchResult struct {
 	CPUms float64 `json:"server_cpu_ms_per_op,omitempty"`
 	// ServerCPUPct and DBCPUPct are, for idle, the server's and
 	// PostgreSQL's CPU over the window, in percent of one core.
+	// DBCPUms is PostgreSQL's CPU time per operation, of the backends
+	// connected to the database (--db-cpu).
+	DBCPUms float64 `json:"db_cpu_ms_per_op,omitempty"`
+	// Load is the machine's load average (1, 5, 15 min) as the measure
+	// ended.
+	Load         string  `json:"load_average,omitempty"`
 	ServerCPUPct float64 `json:"server_cpu_percent,omitempty"`
 	DBCPUPct     float64 `json:"db_cpu_percent,omitempty"`
 	// For fanout: the slowest wake, the database transactions the wake
@@ -52,6 +59,26 @@ type benchResult struct {
 func (r *benchResult) setCPU(before, after float64) {
 	if after > before && r.Ops > 0 {
 		r.CPUms = (after - before) * 1000 / float64(r.Ops)
+	}
+}
+
+// loadAverage is /proc/loadavg's three load averages ("" where unknown).
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func (r *benchResult) setDBCPU(seconds float64) {
+	r.Load = loadAverage()
+	if seconds > 0 && r.Ops > 0 {
+		r.DBCPUms = seconds * 1000 / float64(r.Ops)
 	}
 }
 
@@ -93,7 +120,7 @@ func summarize(op, transport string, agents int, took time.Duration, lat []time.
 
 func printTable(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\t")
+	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\tDB CPU ms/op\tload\t")
 	var idle, fan []benchResult
 	for _, r := range results {
 		if r.Op == "idle" {
@@ -124,7 +151,11 @@ func printTable(w io.Writer, results []benchResult) {
 		if r.CPUms > 0 {
 			cpu = fmt.Sprintf("%.3f", r.CPUms)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, ofBare, r.P50ms, r.P95ms, r.P99ms, errs, rss, cpu)
+		dbcpu := "-"
+		if r.DBCPUms > 0 {
+			dbcpu = fmt.Sprintf("%.3f", r.DBCPUms)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.2f\t%.2f\t%d\t%s\t%s\t%s\t%s\t\n", r.Op, r.Transport, r.Agents, r.PerSecond, share, ofBare, r.P50ms, r.P95ms, r.P99ms, errs, rss, cpu, dbcpu, r.Load)
 	}
 	tw.Flush()
 	for _, r := range idle {

@@ -203,15 +203,6 @@ func (w wrkRunner) run(binding, tag string, d time.Duration) (wrkResult, error) 
 	return r, nil
 }
 
-// loadAverage is /proc/loadavg's first three fields.
-func loadAverage() string {
-	raw, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(raw)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "?"
-}
-
 // printWrk prints each run and, per round, MCP's posts/s over HTTP's.
 func printWrk(out io.Writer, results []wrkResult) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -1,7 +1,7 @@
--- The core of Parley's post transaction (a note into one of the bench's
--- threads), statement for statement, as raw SQL: the database's own limit
--- for posts, to set beside what `parley-lab bench` measures through the
--- server. `parley-lab bench --pgbench` runs it with
+-- OLD: the statements of Parley's post transaction before it was batched (a
+-- note into one of the bench's threads, eight round trips), as raw SQL. Kept for
+-- comparison only: `parley-lab bench --pgbench-script parley_post_old`. The limit
+-- `--pgbench` measures against is minimal_post.sql.
 --   pgbench -n -f post.sql -D first=F -D last=L -c AGENTS -T SECONDS URL
 \set th random(:first, :last)
 BEGIN;

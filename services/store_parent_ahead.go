@@ -1,0 +1,91 @@
+package services
+
+import (
+	"database/sql"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"gorm.io/gorm"
+
+	"parley/models"
+)
+
+// A reply reads its parent, with the guard's look-backs (readParentRow),
+// in the round trip that takes the thread's lock (lockThreadBatched)
+// rather than in one of its own: the reply asks for it ahead
+// (readParentAhead), before it knows the thread's root, and findParent
+// takes what was read. The statement names the parent by id, or the
+// thread's root by the thread (parentAheadRow): the root never changes.
+//
+// Reading: the party probe's window (docs/protocol.md §14 rule 1, within
+// guard_duplicate_window_hours) is then measured from the moment the
+// batch is sent, not from the message's time, which is read once the lock
+// is held: the two differ by the lock's wait (milliseconds; nothing under
+// a test's clock).
+
+// parentAhead is a reply's request for its parent and what the batch read.
+type parentAhead struct {
+	thread, id int64 // id 0: the thread's root
+	identity   string
+	n          int
+	probe      partyProbe
+
+	sent    bool
+	found   bool
+	parent  models.Message
+	recent  sql.NullString
+	earlier sql.NullInt64
+}
+
+var parentAheadRow = fixedSQL{postgres: numbered(parentRowText("string_agg(body_hash, ',')",
+	"COALESCE(NULLIF(?::bigint, 0), (SELECT root_message_id FROM threads WHERE id = ?))"))}
+
+// readParentAhead asks the lock of env's thread, on a pgAction, to read
+// the parent too (none for a claim act, whose parent comes from its claim).
+func (f *Forum) readParentAhead(tx *gorm.DB, who Caller, env Envelope, hash string) {
+	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
+	if !ok || actionOf(tx) == nil || claimAct(env.Kind) {
+		return
+	}
+	s.ahead = &parentAhead{thread: env.ThreadID, id: env.ParentID, identity: who.Identity,
+		n: max(f.limits.GuardRecentBodies, 0), probe: f.partyProbe(who, hash, f.timestamp())}
+}
+
+// batchRead is the request as a statement of the lock's batch.
+func (p *parentAhead) batchRead(tx *gorm.DB) (batchRead, error) {
+	args := append(append([]any{p.thread, p.identity, p.n}, p.probe.args()...), p.id, p.thread)
+	r, err := passRow(tx, parentAheadRow, args...)
+	if err != nil {
+		return r, err
+	}
+	p.sent = true
+	r.scan = func(row pgx.Row) error {
+		err := row.Scan(append(messageFields(&p.parent), &p.recent, &p.earlier)...)
+		p.found = err == nil
+		return err
+	}
+	return r, nil
+}
+
+// takeParentAhead answers what the batch read for findParent's arguments,
+// or false when it read nothing for them.
+func takeParentAhead(tx *gorm.DB, thread, id int64, identity string, n int, probe partyProbe) (models.Message, []string, int64, bool, error) {
+	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
+	if !ok || s.ahead == nil || !s.ahead.sent {
+		return models.Message{}, nil, 0, false, nil
+	}
+	p := s.ahead
+	s.ahead = nil
+	if p.thread != thread || p.id != id || p.identity != identity || p.n != max(n, 0) ||
+		p.probe.party != probe.party || p.probe.n != probe.n || p.probe.hash != probe.hash {
+		return models.Message{}, nil, 0, false, nil
+	}
+	if !p.found {
+		return p.parent, nil, 0, true, gorm.ErrRecordNotFound
+	}
+	var hashes []string
+	if p.recent.Valid && p.recent.String != "" {
+		hashes = strings.Split(p.recent.String, ",")
+	}
+	return p.parent, hashes, p.earlier.Int64, true, nil
+}
