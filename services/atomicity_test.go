@@ -111,44 +111,54 @@ func TestFailedActionLeavesNothingBehind(t *testing.T) {
 // message's insert and before COMMIT: the insert ran, and must not
 // survive. SQLite runs the same post statement by statement.
 func TestFaultInsideTheCommitBatch(t *testing.T) {
-	eachWorld(t, func(t *testing.T, w *world) {
-		alice, bob := w.agent("alice"), w.agent("bob")
-		th := w.must(alice, env{"kind": "ask", "body": "q"}).Thread.ID
-		before := w.thread(th).Thread
-		msgs, evs := w.counts()
-		trigger := []string{`CREATE TRIGGER test_fault BEFORE UPDATE ON threads
-			WHEN NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch')
-			BEGIN SELECT RAISE(ABORT, 'injected fault'); END`}
-		drop := "DROP TRIGGER test_fault"
-		if models.IsPostgresDB(w.db) {
-			trigger = []string{`CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
-				BEGIN
-					IF NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch') THEN
-						RAISE EXCEPTION 'injected fault';
-					END IF;
-					RETURN NEW;
-				END $$`,
-				`CREATE TRIGGER test_fault BEFORE UPDATE ON threads FOR EACH ROW EXECUTE FUNCTION test_fault()`}
-			drop = "DROP TRIGGER test_fault ON threads"
-		}
-		for _, q := range trigger {
-			if err := w.db.Exec(q).Error; err != nil {
-				t.Fatal(err)
-			}
-		}
-		_, err := w.post(bob, env{"kind": "note", "thread": th, "body": "fault in the batch"})
-		if r, unexpected := services.AsRefusal(err); err == nil || !unexpected || r.Reason != services.Internal {
-			t.Fatalf("want an internal fault, got %v", err)
-		}
-		if err := w.db.Exec(drop).Error; err != nil {
-			t.Fatal(err)
-		}
-		m2, e2 := w.counts()
-		after := w.thread(th).Thread
-		if m2 != msgs || e2 != evs || after.MessageCount != before.MessageCount {
-			t.Fatalf("a post refused by the database left traces: messages %d→%d events %d→%d count %d→%d",
-				msgs, m2, evs, e2, before.MessageCount, after.MessageCount)
-		}
-		w.must(bob, env{"kind": "note", "thread": th, "body": "works again"})
-	})
+	// Two ways the thread's update, sent with COMMIT, can fail: the
+	// database refuses it, or it writes no row (a trigger skips it) — the
+	// row count is then checked inside the batch, before COMMIT runs.
+	for _, fault := range []struct{ name, sqlite, pg string }{
+		{"refused", "SELECT RAISE(ABORT, 'injected fault')", "RAISE EXCEPTION 'injected fault';"},
+		{"no row written", "SELECT RAISE(IGNORE)", "RETURN NULL;"},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			eachWorld(t, func(t *testing.T, w *world) {
+				alice, bob := w.agent("alice"), w.agent("bob")
+				th := w.must(alice, env{"kind": "ask", "body": "q"}).Thread.ID
+				before := w.thread(th).Thread
+				msgs, evs := w.counts()
+				trigger := []string{`CREATE TRIGGER test_fault BEFORE UPDATE ON threads
+					WHEN NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch')
+					BEGIN ` + fault.sqlite + `; END`}
+				drop := "DROP TRIGGER test_fault"
+				if models.IsPostgresDB(w.db) {
+					trigger = []string{`CREATE FUNCTION test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+						BEGIN
+							IF NEW.message_count > OLD.message_count AND EXISTS (SELECT 1 FROM messages WHERE thread_id = NEW.id AND body = 'fault in the batch') THEN
+								` + fault.pg + `
+							END IF;
+							RETURN NEW;
+						END $$`,
+						`CREATE TRIGGER test_fault BEFORE UPDATE ON threads FOR EACH ROW EXECUTE FUNCTION test_fault()`}
+					drop = "DROP TRIGGER test_fault ON threads"
+				}
+				for _, q := range trigger {
+					if err := w.db.Exec(q).Error; err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, err := w.post(bob, env{"kind": "note", "thread": th, "body": "fault in the batch"})
+				if r, unexpected := services.AsRefusal(err); err == nil || !unexpected || r.Reason != services.Internal {
+					t.Fatalf("want an internal fault, got %v", err)
+				}
+				if err := w.db.Exec(drop).Error; err != nil {
+					t.Fatal(err)
+				}
+				m2, e2 := w.counts()
+				after := w.thread(th).Thread
+				if m2 != msgs || e2 != evs || after.MessageCount != before.MessageCount {
+					t.Fatalf("a post refused by the database left traces: messages %d→%d events %d→%d count %d→%d",
+						msgs, m2, evs, e2, before.MessageCount, after.MessageCount)
+				}
+				w.must(bob, env{"kind": "note", "thread": th, "body": "works again"})
+			})
+		})
+	}
 }

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"parley/models"
@@ -53,6 +55,21 @@ type queuedWrite struct {
 	args []any
 	rows int64
 }
+
+// checked is w's statement, made to fail inside the database when it
+// does not write its rows: the batch that sends it may carry COMMIT, which
+// PostgreSQL runs before the client could look at a row count, and which
+// it skips once a statement of the batch has failed.
+func (w queuedWrite) checked() string {
+	if w.rows < 0 {
+		return w.sql
+	}
+	return "WITH w AS (" + w.sql + " RETURNING 1) SELECT 1 / ((SELECT count(*) FROM w) = " +
+		strconv.FormatInt(w.rows, 10) + ")::int"
+}
+
+// divisionByZero is the SQLSTATE a checked write fails with.
+const divisionByZero = "22012"
 
 // batchConn is a pgx connection that can open a write transaction inside
 // a batch (models.sessionConn).
@@ -138,7 +155,7 @@ func (a *pgAction) send(ctx context.Context, reads []batchRead, commit bool) err
 		b.Queue(s)
 	}
 	for _, w := range a.queue {
-		b.Queue(w.sql, w.args...)
+		b.Queue(w.checked(), w.args...)
 	}
 	for _, r := range reads {
 		b.Queue(r.sql, r.args...)
@@ -160,12 +177,11 @@ func (a *pgAction) send(ctx context.Context, reads []batchRead, commit bool) err
 			}
 		}
 		for _, w := range queue {
-			tag, err := br.Exec()
-			if err != nil {
+			if _, err := br.Exec(); err != nil {
+				if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == divisionByZero && w.rows >= 0 {
+					return fmt.Errorf("rows written other than %d: %.40s", w.rows, w.sql)
+				}
 				return err
-			}
-			if w.rows >= 0 && tag.RowsAffected() != w.rows {
-				return fmt.Errorf("%d rows written, want %d: %.40s", tag.RowsAffected(), w.rows, w.sql)
 			}
 		}
 		for _, r := range reads {
