@@ -17,7 +17,7 @@ import (
 // token in PARLEY_TOKEN. stdout carries JSON-RPC and nothing else: logs,
 // including GORM's, go to stderr.
 func runMCP(args []string) error {
-	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--realm REALM] [--channel] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--trust-key NAME=FILE]...")
+	fs := cli.NewFlagSet("parley mcp", "PARLEY_TOKEN=<token> parley mcp [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--db-max-conns N] [--realm REALM] [--channel] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--trust-key NAME=FILE]...")
 	var cfg cli.Config
 	cfg.DBFlag(fs)
 	cfg.ListenFlag(fs)
@@ -27,6 +27,9 @@ func runMCP(args []string) error {
 	logs.LogFlags(fs)
 	cfg.TrustFlag(fs)
 	cfg.WitnessFlags(fs)
+	// One client per process, and every agent may run its own: a small
+	// pool, so that fifty agents do not hold eight hundred connections.
+	cfg.PoolFlag(fs, mcpMaxConns)
 	channel := fs.Bool("channel", false, "declare Claude Code's experimental claude/channel capability and push a channel event into the session whenever a turn opens for this token's identity (research preview; see docs/mcp.md)")
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
@@ -66,3 +69,8 @@ func runMCP(args []string) error {
 	}
 	return nil
 }
+
+// mcpMaxConns is parley mcp's pool size unless configured: a stdio process
+// serves one client, a few calls at a time, and waiting calls hold no
+// connection.
+const mcpMaxConns = 4

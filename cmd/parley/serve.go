@@ -11,6 +11,7 @@ import (
 
 	"parley/internal/cli"
 	"parley/mcp"
+	"parley/models"
 	"parley/oauth"
 	"parley/services"
 	"parley/web"
@@ -40,7 +41,7 @@ func runServe(args []string) error {
 	cfg.DBFlag(fs)
 	cfg.RealmFlag(fs)
 	cfg.TrustFlag(fs)
-	cfg.PoolFlag(fs)
+	cfg.PoolFlag(fs, models.DefaultMaxConns)
 	cfg.ListenFlag(fs)
 	cfg.ReadFlags(fs)
 	cfg.LimitFlags(fs)

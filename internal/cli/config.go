@@ -148,9 +148,9 @@ func (c *Config) ReadFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.ReadMaxLag, "db-read-max-lag", services.DefaultReadMaxLag, "a standby replaying more than this `duration` behind --db leaves the rotation until it catches up (env PARLEY_DB_READ_MAX_LAG)")
 }
 
-// PoolFlag adds --db-max-conns.
-func (c *Config) PoolFlag(fs *flag.FlagSet) {
-	fs.IntVar(&c.DBMaxConns, "db-max-conns", models.DefaultMaxConns, "`size` of the database connection pool, all kept open when idle (env PARLEY_DB_MAX_CONNS)")
+// PoolFlag adds --db-max-conns, defaulting to size.
+func (c *Config) PoolFlag(fs *flag.FlagSet, size int) {
+	fs.IntVar(&c.DBMaxConns, "db-max-conns", size, "`size` of the database connection pool, all kept open when idle (env PARLEY_DB_MAX_CONNS)")
 }
 
 // RealmFlag adds --realm.
