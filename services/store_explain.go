@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
@@ -46,24 +47,39 @@ func (f *Forum) explainInbox(ctx context.Context, who Caller, analyze, addressed
 			explain = "EXPLAIN (ANALYZE, BUFFERS) "
 		}
 	}
-	rows, err := f.db.WithContext(ctx).Raw(explain+sql, args...).Rows()
+	lines, err := explainLines(f.db.WithContext(ctx), explain+sql, args, col)
 	if err != nil {
 		return "", fmt.Errorf("explain inbox: %w", err)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		for i := range vals {
-			vals[i] = new(any)
+	return strings.Join(lines, "\n"), nil
+}
+
+// ExplainPartyProbe shows how the database reads the party's recent
+// bodies for the rule across threads (partyRecent), for who's party: on
+// PostgreSQL the generic plan the post runs it under (genericPlan), else
+// SQLite's query plan. For operators and the test that keeps it on the
+// party's index.
+func (f *Forum) ExplainPartyProbe(ctx context.Context, who Caller, analyze bool) (string, error) {
+	p := f.partyProbe(who, "", f.timestamp())
+	p.n = max(p.n, 1)
+	if models.IsPostgresDB(f.db) {
+		plan, ok, err := explainGenericPgx(ctx, f.db.WithContext(ctx), partyRecentRow.postgres, p.args(), analyze)
+		if ok || err != nil {
+			if err != nil {
+				return "", fmt.Errorf("explain party probe: %w", err)
+			}
+			return plan, nil
 		}
-		if err := rows.Scan(vals...); err != nil {
-			return "", fmt.Errorf("explain inbox: %w", err)
-		}
-		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
 	}
-	return strings.Join(lines, "\n"), rows.Err()
+	explain, col := "EXPLAIN QUERY PLAN ", 3
+	if models.IsPostgresDB(f.db) {
+		explain, col = "EXPLAIN ", 0
+	}
+	lines, err := explainLines(f.db.WithContext(ctx), explain+partyRecentRow.sqlite, p.args(), col)
+	if err != nil {
+		return "", fmt.Errorf("explain party probe: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // ExplainSearch shows how the database carries out a search: PostgreSQL's
@@ -76,24 +92,9 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 		return "", err
 	}
 	var lines []string
-	scan := func(tx *gorm.DB, sql string, args []any, col int) error {
-		rows, err := tx.Raw(sql, args...).Rows()
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			for i := range vals {
-				vals[i] = new(any)
-			}
-			if err := rows.Scan(vals...); err != nil {
-				return err
-			}
-			lines = append(lines, fmt.Sprint(*vals[col].(*any)))
-		}
-		return rows.Err()
+	scan := func(tx *gorm.DB, sql string, args []any, col int) (err error) {
+		lines, err = explainLines(tx, sql, args, col)
+		return err
 	}
 	err = f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if !models.IsPostgresDB(tx) {
@@ -120,6 +121,30 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 	return strings.Join(lines, "\n"), nil
 }
 
+// explainLines runs an EXPLAIN statement and answers column col of each
+// row it answers: PostgreSQL's plan is its first, SQLite's query plan its
+// fourth.
+func explainLines(tx *gorm.DB, sql string, args []any, col int) ([]string, error) {
+	rows, err := tx.Raw(sql, args...).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		for i := range vals {
+			vals[i] = new(any)
+		}
+		if err := rows.Scan(vals...); err != nil {
+			return nil, err
+		}
+		lines = append(lines, fmt.Sprint(*vals[col].(*any)))
+	}
+	return lines, rows.Err()
+}
+
 // explainGenericPgx prepares sql (in pgx's $n form) and explains its
 // generic plan executed with args, in one transaction of simple-protocol
 // statements (the PREPARE's own $n must reach PostgreSQL as written): the
@@ -135,6 +160,8 @@ func explainGenericPgx(ctx context.Context, db *gorm.DB, sql string, args []any,
 			values[i] = strconv.FormatInt(v, 10)
 		case int:
 			values[i] = strconv.Itoa(v)
+		case time.Time:
+			values[i] = "'" + v.UTC().Format(time.RFC3339Nano) + "'"
 		default:
 			return "", true, fmt.Errorf("explain: argument %d is a %T", i+1, a)
 		}

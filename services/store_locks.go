@@ -128,7 +128,7 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 		if err != nil {
 			return th, fmt.Errorf("find parent: %w", err)
 		}
-		reads = append(reads, parent)
+		reads = append(reads, genericPlan(parent)...)
 	}
 	if err := a.send(tx.Statement.Context, reads, false); err != nil {
 		return th, fmt.Errorf("lock thread: %w", err)
