@@ -31,27 +31,11 @@ func (f *Forum) ExplainAddressedInbox(ctx context.Context, who Caller, analyze b
 
 func (f *Forum) explainInbox(ctx context.Context, who Caller, analyze, addressed bool) (string, error) {
 	sql, args := inboxTurnsSQL(who, "", 0, f.limits.PageDefault, addressed)
-	if models.IsPostgresDB(f.db) {
-		plan, ok, err := explainGenericPgx(ctx, f.db.WithContext(ctx), numbered(sql), args, analyze)
-		if ok || err != nil {
-			if err != nil {
-				return "", fmt.Errorf("explain inbox: %w", err)
-			}
-			return plan, nil
-		}
-	}
-	explain, col := "EXPLAIN QUERY PLAN ", 3
-	if models.IsPostgresDB(f.db) {
-		explain, col = "EXPLAIN ", 0
-		if analyze {
-			explain = "EXPLAIN (ANALYZE, BUFFERS) "
-		}
-	}
-	lines, err := explainLines(f.db.WithContext(ctx), explain+sql, args, col)
+	plan, err := f.explainGeneric(ctx, sql, args, analyze)
 	if err != nil {
 		return "", fmt.Errorf("explain inbox: %w", err)
 	}
-	return strings.Join(lines, "\n"), nil
+	return plan, nil
 }
 
 // ExplainPartyProbe shows how the database reads the party's recent
@@ -62,24 +46,32 @@ func (f *Forum) explainInbox(ctx context.Context, who Caller, analyze, addressed
 func (f *Forum) ExplainPartyProbe(ctx context.Context, who Caller, analyze bool) (string, error) {
 	p := f.partyProbe(who, "", f.timestamp())
 	p.n = max(p.n, 1)
-	if models.IsPostgresDB(f.db) {
-		plan, ok, err := explainGenericPgx(ctx, f.db.WithContext(ctx), partyRecentRow.postgres, p.args(), analyze)
-		if ok || err != nil {
-			if err != nil {
-				return "", fmt.Errorf("explain party probe: %w", err)
-			}
-			return plan, nil
-		}
-	}
-	explain, col := "EXPLAIN QUERY PLAN ", 3
-	if models.IsPostgresDB(f.db) {
-		explain, col = "EXPLAIN ", 0
-	}
-	lines, err := explainLines(f.db.WithContext(ctx), explain+partyRecentRow.sqlite, p.args(), col)
+	plan, err := f.explainGeneric(ctx, partyRecentRow.sqlite, p.args(), analyze)
 	if err != nil {
 		return "", fmt.Errorf("explain party probe: %w", err)
 	}
-	return strings.Join(lines, "\n"), nil
+	return plan, nil
+}
+
+// explainGeneric explains sql (with ? placeholders) run with args: on
+// PostgreSQL the generic plan of its prepared statement
+// (explainGenericPgx), or EXPLAIN when pgx is out of reach; SQLite's query
+// plan.
+func (f *Forum) explainGeneric(ctx context.Context, sql string, args []any, analyze bool) (string, error) {
+	db := f.db.WithContext(ctx)
+	explain, col := "EXPLAIN QUERY PLAN ", 3
+	if models.IsPostgresDB(db) {
+		plan, ok, err := explainGenericPgx(ctx, db, numbered(sql), args, analyze)
+		if ok || err != nil {
+			return plan, err
+		}
+		explain, col = "EXPLAIN ", 0
+		if analyze {
+			explain = "EXPLAIN (ANALYZE, BUFFERS) "
+		}
+	}
+	lines, err := explainLines(db, explain+sql, args, col)
+	return strings.Join(lines, "\n"), err
 }
 
 // ExplainSearch shows how the database carries out a search: PostgreSQL's
