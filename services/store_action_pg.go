@@ -146,7 +146,9 @@ type batchRead struct {
 // It is for a statement whose parameters make every custom plan look
 // cheaper than the generic one, so that PostgreSQL's plan cache plans it
 // anew on each call, when the generic plan is as good: a reply's parent
-// with the guard's look-backs planned in 0.5 ms to run in 0.2.
+// with the guard's look-backs planned in 0.5 ms to run in 0.2. (The
+// inbox's batch is a transaction of its own and ends with it, so it sets
+// the mode once: genericPlanPG.)
 func genericPlan(reads ...batchRead) []batchRead {
 	on := batchRead{sql: `SELECT set_config('parley.plan_cache_mode', current_setting('plan_cache_mode'), true),
 		set_config('plan_cache_mode', 'force_generic_plan', true)`, scan: func(r pgx.Row) error { return r.Scan(nil, nil) }}

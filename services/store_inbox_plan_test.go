@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"parley/migrations/dbtest"
 	"parley/services"
 )
@@ -23,14 +25,7 @@ func TestInboxPlanWalksTheIndex(t *testing.T) {
 		{"sqlite", []string{"SEARCH threads USING INDEX threads_inbox (awaiting_identity=? AND turn_seq>?)"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {
-			db := dbtest.Fresh(t, c.dialect)
-			forum, ctx := services.New(db, services.Config{}), context.Background()
-			if err := forum.Seed(ctx, 5000, 2, nil); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Exec("ANALYZE").Error; err != nil {
-				t.Fatal(err)
-			}
+			forum, _, ctx := seededPlanForum(t, c.dialect)
 			plan, err := forum.ExplainInbox(ctx, services.Caller{Identity: "ainotes:reader"}, false)
 			if err != nil {
 				t.Fatal(err)
@@ -71,11 +66,7 @@ func TestAddressedInboxPlanWalksOneRange(t *testing.T) {
 		{"sqlite", []string{"SEARCH threads USING INDEX threads_inbox (awaiting_identity=? AND turn_seq>?)"}, []string{"UNION ALL", "anyone", "MERGE"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {
-			db := dbtest.Fresh(t, c.dialect)
-			forum, ctx := services.New(db, services.Config{}), context.Background()
-			if err := forum.Seed(ctx, 5000, 2, nil); err != nil {
-				t.Fatal(err)
-			}
+			forum, db, ctx := seededPlanForum(t, c.dialect)
 			if err := db.Exec("UPDATE threads SET awaiting_identity = 'ainotes:reader' WHERE id % 100 = 0").Error; err != nil {
 				t.Fatal(err)
 			}
@@ -110,4 +101,17 @@ func TestAddressedInboxPlanWalksOneRange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// seededPlanForum is a fresh forum on dialect with 5,000 seeded threads of
+// two messages each, which two identities wrote, analyzed by the seed: the
+// plan tests' forum.
+func seededPlanForum(t *testing.T, dialect string) (*services.Forum, *gorm.DB, context.Context) {
+	t.Helper()
+	db := dbtest.Fresh(t, dialect)
+	forum, ctx := services.New(db, services.Config{}), context.Background()
+	if err := forum.Seed(ctx, 5000, 2, nil); err != nil {
+		t.Fatal(err)
+	}
+	return forum, db, ctx
 }

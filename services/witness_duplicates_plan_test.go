@@ -1,11 +1,9 @@
 package services_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"parley/migrations/dbtest"
 	"parley/services"
 )
 
@@ -27,11 +25,7 @@ func TestPartyProbePlanWalksThePartysIndex(t *testing.T) {
 			[]string{"SCAN messages", "PRIMARY KEY"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {
-			db := dbtest.Fresh(t, c.dialect)
-			forum, ctx := services.New(db, services.Config{}), context.Background()
-			if err := forum.Seed(ctx, 5000, 2, nil); err != nil {
-				t.Fatal(err)
-			}
+			forum, _, ctx := seededPlanForum(t, c.dialect)
 			for _, who := range []services.Caller{{Identity: "ainotes:rare"}, {Identity: "ainotes:rare", Owner: "human:alice"}} {
 				plan, err := forum.ExplainPartyProbe(ctx, who, false)
 				if err != nil {
