@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -95,7 +94,7 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 	// message that passes them and calls a tool is admitted and counted in
 	// one statement, as the HTTP binding admits a request (services.Admit),
 	// rather than authenticated here and counted again by the tool.
-	refused := checkMessage(r.Header, body, g.forum.Limits().RequestMaxBytes)
+	refused, msg := checkMessage(r.Header, body, g.forum.Limits().RequestMaxBytes)
 	var who services.Caller
 	var admitted *admission
 	token, present := bearer(r.Header)
@@ -106,7 +105,7 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 		}
 	} else if present {
 		var err error
-		op, metered := meteredCall(body)
+		op, metered := meteredCall(msg)
 		switch {
 		case token == "":
 			err = services.Refuse(services.TokenInvalid, "Authorization must be Bearer <token>")
@@ -129,7 +128,7 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 		return
 	}
 	if !present && g.oauth == nil {
-		if ref := tokenNeeded(ctx, g.forum, body); ref != nil {
+		if ref := tokenNeeded(ctx, g.forum, msg); ref != nil {
 			g.refuseToken(w, ctx, body, ref)
 			return
 		}
@@ -149,9 +148,9 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 // checkMessage is the answer to a message that is not for the MCP
 // library (a Content-Type that is not JSON, or what screen refuses), nil
 // when it may go on.
-func checkMessage(header http.Header, body []byte, limit int) *verdict {
+func checkMessage(header http.Header, body []byte, limit int) (*verdict, message) {
 	if ct, _, err := mime.ParseMediaType(header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil)
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil), peek(body)
 	}
 	return screen(body, limit)
 }
@@ -306,8 +305,8 @@ func (rec *recorder) CanStream() bool { return rec.w.CanStream() }
 // initialize, tools/list, ping, notifications, resources (the schemas),
 // and the call of get_manifest; every other tool call is the "missing
 // token" the errata answers with 401.
-func tokenNeeded(ctx context.Context, forum *services.Forum, body []byte) error {
-	if op, metered := meteredCall(body); metered {
+func tokenNeeded(ctx context.Context, forum *services.Forum, msg message) error {
+	if op, metered := meteredCall(msg); metered {
 		return forum.Meter(ctx, services.Caller{}, op) // the services' token_missing
 	}
 	return nil
@@ -316,8 +315,8 @@ func tokenNeeded(ctx context.Context, forum *services.Forum, body []byte) error 
 // meteredCall reports whether a message calls a tool whose operation needs
 // a token (every one but get_manifest), and which. An unknown tool, a
 // message the library cannot read: not, as the library answers them.
-func meteredCall(body []byte) (services.OpName, bool) {
-	op, ok := calledTool(body)
+func meteredCall(msg message) (services.OpName, bool) {
+	op, ok := msg.operation()
 	if !ok || op.Right == services.NeedNothing {
 		return "", false
 	}
@@ -337,19 +336,5 @@ func Immediate(body []byte) bool {
 
 // calledTool is the operation a tools/call message calls.
 func calledTool(body []byte) (services.Operation, bool) {
-	var m struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &m) != nil || m.Method != string(mcpgo.MethodToolsCall) {
-		return services.Operation{}, false
-	}
-	for _, op := range services.MCPOperations() {
-		if op.MCPTool == m.Params.Name {
-			return op, true
-		}
-	}
-	return services.Operation{}, false
+	return peek(body).operation()
 }

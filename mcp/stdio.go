@@ -57,7 +57,8 @@ func screenLine(line []byte, whole bool, limit int) *verdict {
 		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("a message may be at most %d bytes; this one was not read", MaxMessageBytes), nil)
 	}
-	return screen(line, limit)
+	v, _ := screen(line, limit)
+	return v
 }
 
 // readLine reads one line without its end. A line longer than max is

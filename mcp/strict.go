@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"parley/services"
@@ -41,41 +42,135 @@ type verdict struct {
 	status int
 }
 
-// screen returns nil when msg may go on to the MCP library.
-func screen(msg []byte, limit int) *verdict {
+// screen returns nil when msg may go on to the MCP library, and what it
+// read of msg (peek), so that the gate need not decode it again.
+func screen(msg []byte, limit int) (*verdict, message) {
 	trimmed := bytes.TrimSpace(msg)
 	var r *services.Refusal
+	valid, err := services.CheckJSONValue(msg)
 	switch {
 	case len(trimmed) == 0:
-		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is empty: send one JSON-RPC message", nil)
-	case errors.As(services.CheckJSON(msg), &r):
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is empty: send one JSON-RPC message", nil), message{}
+	case errors.As(err, &r):
 		id, method, _ := head(msg)
 		if method == string(mcpgo.MethodToolsCall) && id != nil {
 			r.Field = strings.TrimPrefix(r.Field, "params.arguments.")
-			return toolRefusal(id, r)
+			return toolRefusal(id, r), message{}
 		}
-		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, r.Message, nil)
-	case !json.Valid(trimmed):
-		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is not valid JSON", nil)
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, r.Message, nil), message{}
+	case !valid:
+		return rpcError(nil, mcpgo.PARSE_ERROR, http.StatusBadRequest, "the request is not valid JSON", nil), message{}
 	case trimmed[0] == '[':
-		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "batches are not supported: send one JSON-RPC message per request", nil)
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "batches are not supported: send one JSON-RPC message per request", nil), message{}
 	case trimmed[0] != '{':
-		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "a JSON-RPC message is a JSON object", nil)
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest, "a JSON-RPC message is a JSON object", nil), message{}
 	}
-	var top map[string]json.RawMessage
-	json.Unmarshal(trimmed, &top) // valid JSON, an object: it decodes
-	id, hasID := top["id"]
-	if string(top["jsonrpc"]) != `"2.0"` {
-		return rpcError(validID(id), mcpgo.INVALID_REQUEST, http.StatusBadRequest, `jsonrpc must be "2.0"`, nil)
+	m := peek(trimmed)
+	if string(m.jsonrpc) != `"2.0"` {
+		return rpcError(validID(m.id), mcpgo.INVALID_REQUEST, http.StatusBadRequest, `jsonrpc must be "2.0"`, nil), m
 	}
-	if hasID && validID(id) == nil {
+	if len(m.id) > 0 && validID(m.id) == nil {
 		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusBadRequest,
-			"id must be a string or a number; leave it out only for a notification, which gets no answer", nil)
+			"id must be a string or a number; leave it out only for a notification, which gets no answer", nil), m
 	}
 	if len(msg) > limit {
-		return oversized(msg, id, limit)
+		return oversized(msg, m.id, limit), m
 	}
-	return nil
+	return nil, m
+}
+
+// message is what the gate reads of a JSON-RPC message, in one decode
+// (peek): its version, its id as sent (empty when absent, "null" for
+// null), its method and, for tools/call, the tool's name.
+type message struct {
+	jsonrpc, id  json.RawMessage
+	method, tool string
+}
+
+// peek reads msg's message in one pass of the tokenizer, leniently: what
+// it cannot read it leaves empty. jsonrpc and id are matched exactly, as
+// the screen requires; method, params and name as encoding/json matches
+// them into the MCP library's types (ignoring case, the last one winning),
+// so that the gate admits the call the library will make.
+func peek(msg []byte) message {
+	var m message
+	dec := jsontext.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return m
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil || name.Kind() != '"' {
+			return m
+		}
+		key := name.String() // before the token is reused
+		val, err := dec.ReadValue()
+		if err != nil {
+			return m
+		}
+		switch {
+		case key == "jsonrpc":
+			m.jsonrpc = bytes.Clone(val)
+		case key == "id":
+			m.id = bytes.Clone(val)
+		case strings.EqualFold(key, "method"):
+			m.method = stringValue(val)
+		case strings.EqualFold(key, "params"):
+			m.tool = memberString(val, "name")
+		}
+	}
+	return m
+}
+
+// stringValue is v's text when v is a JSON string, else "".
+func stringValue(v jsontext.Value) string {
+	if v.Kind() != '"' {
+		return ""
+	}
+	s, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(s)
+}
+
+// memberString is the string member name of the object v (its name
+// matched ignoring case, the last one winning), else "".
+func memberString(v jsontext.Value, name string) string {
+	if v.Kind() != '{' {
+		return ""
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(v))
+	dec.ReadToken()
+	out := ""
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
+			return out
+		}
+		key := tok.String() // before the token is reused
+		val, err := dec.ReadValue()
+		if err != nil {
+			return out
+		}
+		if strings.EqualFold(key, name) {
+			out = stringValue(val)
+		}
+	}
+	return out
+}
+
+// operation is the operation a tools/call message calls.
+func (m message) operation() (services.Operation, bool) {
+	if m.method != string(mcpgo.MethodToolsCall) {
+		return services.Operation{}, false
+	}
+	for _, op := range services.MCPOperations() {
+		if op.MCPTool == m.tool {
+			return op, true
+		}
+	}
+	return services.Operation{}, false
 }
 
 // oversized answers a message larger than request_max_bytes.

@@ -161,11 +161,19 @@ func genericPlan(reads ...batchRead) []batchRead {
 // pgAction in one round trip with what waits; elsewhere as scanRow, each
 // statement planned by itself.
 func scanGeneric(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
-	a := actionOf(tx)
-	if a == nil {
-		return scanRow(s.on(tx, args...), dest...)
+	q := s.on(tx, args...)
+	if a := actionOf(tx); a != nil {
+		return scanBatched(q, a, true, dest...)
 	}
-	r, err := passRow(tx, s, args...)
+	return scanRow(q, dest...)
+}
+
+// scanBatched runs q, readied on a's transaction, through GORM's row
+// callbacks (passRow) and sends it to pgx in one round trip with what
+// waits, under a generic plan when generic is set; sql.ErrNoRows when it
+// answers no row, as database/sql's Row does.
+func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {
+	r, err := passQuery(q)
 	if err != nil {
 		return err
 	}
@@ -175,7 +183,11 @@ func scanGeneric(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
 		found = err == nil
 		return err
 	}
-	if err := a.send(tx.Statement.Context, genericPlan(r), false); err != nil {
+	reads := []batchRead{r}
+	if generic {
+		reads = genericPlan(r)
+	}
+	if err := a.send(q.Statement.Context, reads, false); err != nil {
 		return err
 	}
 	if !found {
@@ -342,7 +354,11 @@ func (s fixedSQL) execLater(tx *gorm.DB, rows int64, args ...any) *gorm.DB {
 // callbacks left them, or the error one of them added (an injected fault):
 // the statements of a batch are seen by the callbacks as every other.
 func passRow(tx *gorm.DB, s fixedSQL, args ...any) (batchRead, error) {
-	q := s.on(tx, args...)
+	return passQuery(s.on(tx, args...))
+}
+
+// passQuery is passRow for a statement readied on its own *gorm.DB.
+func passQuery(q *gorm.DB) (batchRead, error) {
 	rec := &recorder{}
 	q.Statement.ConnPool = rec
 	q = q.Callback().Row().Execute(q)

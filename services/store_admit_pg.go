@@ -52,14 +52,14 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		wrote = recentWriteSQL("tok.identity")
 		args = append(args, now.Add(-f.reads.readYourWritesWindow()))
 	}
-	row := f.db.WithContext(ctx).Raw(`WITH tok AS (
+	q := f.db.WithContext(ctx).Raw(`WITH tok AS (
 			SELECT id, secret_hash, identity, author_kind, label, rights, owner, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
 		counted AS (`+counted+`)
 		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.owner, tok.revoked_at, tok.last_used_at,
 			(SELECT count FROM counted WHERE bucket = 'requests'), (SELECT count FROM counted WHERE bucket = 'posts'),
 			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL),
 			`+wrote+`
-		FROM tok`, args...).Row()
+		FROM tok`, args...)
 	var (
 		id                         int64
 		hash                       []byte
@@ -69,7 +69,7 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		requests, posts            sql.NullInt64
 		wroteAt                    sql.NullString
 	)
-	err = row.Scan(&id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
+	err = scanPgx(ctx, q, &id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, errTokenInvalid()
 	}

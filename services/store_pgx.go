@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
@@ -32,6 +33,32 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 		return fn(c.Conn())
 	})
 	return ok, err
+}
+
+// scanPgx is scanRow outside a transaction on PostgreSQL: q, readied on
+// the forum's pool, passes GORM's row callbacks (passQuery: the tests'
+// statement counts and injected faults see it) and goes to pgx on a
+// connection of the pool, without database/sql's rows in between (a
+// fifth of a request's admission); through GORM when pgx is out of reach.
+// sql.ErrNoRows when it answers no row.
+func scanPgx(ctx context.Context, q *gorm.DB, dest ...any) error {
+	pool := q.Statement.ConnPool
+	r, err := passQuery(q)
+	if err != nil {
+		return err
+	}
+	q.Statement.ConnPool = pool
+	ok, err := onPgx(ctx, q, func(c *pgx.Conn) error {
+		err := c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return sql.ErrNoRows
+		}
+		return err
+	})
+	if !ok && err == nil {
+		return q.Row().Scan(dest...)
+	}
+	return err
 }
 
 // Connection says how the forum's pool reaches PostgreSQL: through a

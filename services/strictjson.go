@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,19 +17,34 @@ import (
 // replaces with U+FFFD. Every request body is checked before it is read;
 // the MCP binding checks whole JSON-RPC messages with it too.
 func CheckJSON(raw []byte) error {
-	_, err := jsontext.NewDecoder(bytes.NewReader(raw)).ReadValue()
+	_, err := CheckJSONValue(raw)
+	return err
+}
+
+// CheckJSONValue is CheckJSON in the same pass that says whether raw is
+// one valid JSON value (json.Valid's answer, without a second pass).
+func CheckJSONValue(raw []byte) (valid bool, err error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	_, err = dec.ReadValue()
+	if err == nil {
+		_, err = dec.ReadToken() // nothing may follow the value
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		return false, nil
+	}
 	var se *jsontext.SyntacticError
 	if !errors.As(err, &se) {
-		return nil
+		return false, nil
 	}
 	field := PointerField(string(se.JSONPointer))
 	switch {
 	case errors.Is(err, jsontext.ErrDuplicateName):
-		return Refuse(InvalidBody, "%s appears twice in one object; name each field once", field).On(field)
+		return false, Refuse(InvalidBody, "%s appears twice in one object; name each field once", field).On(field)
 	case !json.Valid(raw):
-		return nil // malformed JSON: the caller's decoder says so
+		return false, nil // malformed JSON: the caller's decoder says so
 	}
-	return Refuse(InvalidBody, "%s is not UTF-8 text (invalid bytes or a lone surrogate escape)", field).On(field)
+	return false, Refuse(InvalidBody, "%s is not UTF-8 text (invalid bytes or a lone surrogate escape)", field).On(field)
 }
 
 // PointerField turns a JSON pointer ("/from/extension") into the dotted
