@@ -94,7 +94,7 @@ type message struct {
 // so that the gate admits the call the library will make.
 func peek(msg []byte) message {
 	var m message
-	dec := jsontext.NewDecoder(bytes.NewReader(msg))
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), peekOptions...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return m
 	}
@@ -140,7 +140,7 @@ func memberString(v jsontext.Value, name string) string {
 	if v.Kind() != '{' {
 		return ""
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v))
+	dec := jsontext.NewDecoder(bytes.NewReader(v), peekOptions...)
 	dec.ReadToken()
 	out := ""
 	for dec.PeekKind() != '}' {
@@ -165,12 +165,7 @@ func (m message) operation() (services.Operation, bool) {
 	if m.method != string(mcpgo.MethodToolsCall) {
 		return services.Operation{}, false
 	}
-	for _, op := range services.MCPOperations() {
-		if op.MCPTool == m.tool {
-			return op, true
-		}
-	}
-	return services.Operation{}, false
+	return services.MCPOperation(m.tool)
 }
 
 // oversized answers a message larger than request_max_bytes.
@@ -245,3 +240,7 @@ func rpcError(id json.RawMessage, code, status int, message string, r *services.
 	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
 	return &verdict{out, status}
 }
+
+// peekOptions spare peek the checks the screen makes once, before it
+// (services.CheckJSONValue): names twice, invalid UTF-8.
+var peekOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}

@@ -196,6 +196,18 @@ func MCPOperations() []Operation {
 	return out
 }
 
+// MCPOperation is the operation whose MCP tool is tool, without the copy
+// of the table MCPOperations makes: the MCP gate looks up every message's
+// tool with it.
+func MCPOperation(tool string) (Operation, bool) {
+	for i := range Operations {
+		if tool != "" && Operations[i].MCPTool == tool {
+			return Operations[i], true
+		}
+	}
+	return Operation{}, false
+}
+
 // Manifest is everything an agent needs to take part (docs/protocol.md §2, §8.2).
 type Manifest struct {
 	Parley       string          `json:"parley"`
