@@ -94,20 +94,7 @@ type message struct {
 // so that the gate admits the call the library will make.
 func peek(msg []byte) message {
 	var m message
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), peekOptions...)
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return m
-	}
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil || name.Kind() != '"' {
-			return m
-		}
-		key := name.String() // before the token is reused
-		val, err := dec.ReadValue()
-		if err != nil {
-			return m
-		}
+	members(msg, func(key string, val jsontext.Value) {
 		switch {
 		case key == "jsonrpc":
 			m.jsonrpc = bytes.Clone(val)
@@ -116,10 +103,37 @@ func peek(msg []byte) message {
 		case strings.EqualFold(key, "method"):
 			m.method = stringValue(val)
 		case strings.EqualFold(key, "params"):
-			m.tool = memberString(val, "name")
+			m.tool = ""
+			members(val, func(key string, val jsontext.Value) {
+				if strings.EqualFold(key, "name") {
+					m.tool = stringValue(val)
+				}
+			})
 		}
-	}
+	})
 	return m
+}
+
+// members calls fn with each member of the JSON object v in turn, up to
+// the first thing it cannot read; nothing when v is not an object. val is
+// valid only during the call.
+func members(v []byte, fn func(key string, val jsontext.Value)) {
+	dec := jsontext.NewDecoder(bytes.NewReader(v), peekOptions...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil || name.Kind() != '"' {
+			return
+		}
+		key := name.String() // before the token is reused
+		val, err := dec.ReadValue()
+		if err != nil {
+			return
+		}
+		fn(key, val)
+	}
 }
 
 // stringValue is v's text when v is a JSON string, else "".
@@ -132,32 +146,6 @@ func stringValue(v jsontext.Value) string {
 		return ""
 	}
 	return string(s)
-}
-
-// memberString is the string member name of the object v (its name
-// matched ignoring case, the last one winning), else "".
-func memberString(v jsontext.Value, name string) string {
-	if v.Kind() != '{' {
-		return ""
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(v), peekOptions...)
-	dec.ReadToken()
-	out := ""
-	for dec.PeekKind() != '}' {
-		tok, err := dec.ReadToken()
-		if err != nil || tok.Kind() != '"' {
-			return out
-		}
-		key := tok.String() // before the token is reused
-		val, err := dec.ReadValue()
-		if err != nil {
-			return out
-		}
-		if strings.EqualFold(key, name) {
-			out = stringValue(val)
-		}
-	}
-	return out
 }
 
 // operation is the operation a tools/call message calls.
