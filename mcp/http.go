@@ -150,7 +150,7 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 // when it may go on.
 func checkMessage(header http.Header, body []byte, limit int) (*verdict, message) {
 	if ct, _, err := mime.ParseMediaType(header.Get("Content-Type")); err != nil || ct != "application/json" {
-		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil), peek(body)
+		return rpcError(nil, mcpgo.INVALID_REQUEST, http.StatusUnsupportedMediaType, "Content-Type must be application/json", nil), message{}
 	}
 	return screen(body, limit)
 }
@@ -330,11 +330,6 @@ func meteredCall(msg message) (services.OpName, bool) {
 // not watch its client while it runs. Any other message, one that may
 // wait or one this cannot read, is not.
 func Immediate(body []byte) bool {
-	op, ok := calledTool(body)
+	op, ok := peek(body).operation()
 	return ok && waitingTools[op.Name] == ""
-}
-
-// calledTool is the operation a tools/call message calls.
-func calledTool(body []byte) (services.Operation, bool) {
-	return peek(body).operation()
 }

@@ -15,10 +15,11 @@ var benchMsg = []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{
 func BenchmarkGateRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if v, _ := screen(benchMsg, 1<<16); v != nil {
+		v, m := screen(benchMsg, 1<<16)
+		if v != nil {
 			b.Fatal(v)
 		}
-		meteredCall(peek(benchMsg))
+		meteredCall(m)
 		Immediate(benchMsg)
 	}
 }

@@ -200,8 +200,11 @@ func MCPOperations() []Operation {
 // of the table MCPOperations makes: the MCP gate looks up every message's
 // tool with it.
 func MCPOperation(tool string) (Operation, bool) {
+	if tool == "" {
+		return Operation{}, false
+	}
 	for i := range Operations {
-		if tool != "" && Operations[i].MCPTool == tool {
+		if Operations[i].MCPTool == tool {
 			return Operations[i], true
 		}
 	}
