@@ -169,7 +169,7 @@ func scanGeneric(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
 }
 
 // scanBatched runs q, readied on a's transaction, through GORM's row
-// callbacks (passRow) and sends it to pgx in one round trip with what
+// callbacks (passQuery) and sends it to pgx in one round trip with what
 // waits, under a generic plan when generic is set; sql.ErrNoRows when it
 // answers no row, as database/sql's Row does.
 func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {

@@ -42,20 +42,18 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 // fifth of a request's admission); through GORM when pgx is out of reach.
 // sql.ErrNoRows when it answers no row.
 func scanPgx(ctx context.Context, q *gorm.DB, dest ...any) error {
-	pool := q.Statement.ConnPool
-	r, err := passQuery(q)
-	if err != nil {
-		return err
-	}
-	q.Statement.ConnPool = pool
 	ok, err := onPgx(ctx, q, func(c *pgx.Conn) error {
-		err := c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
+		r, err := passQuery(q)
+		if err != nil {
+			return err
+		}
+		err = c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sql.ErrNoRows
 		}
 		return err
 	})
-	if !ok && err == nil {
+	if !ok && err == nil { // fn never ran: the callbacks have not seen q
 		return q.Row().Scan(dest...)
 	}
 	return err
