@@ -33,9 +33,19 @@ type server struct {
 
 func start(t *testing.T, db *gorm.DB, cfg services.Config) server {
 	t.Helper()
+	return startWith(t, db, cfg, nil)
+}
+
+// startWith is start with the MCP handler passed through wrap, when set.
+func startWith(t *testing.T, db *gorm.DB, cfg services.Config, wrap func(http.Handler) http.Handler) server {
+	t.Helper()
 	forum := services.New(db, cfg)
 	logger := slog.New(slog.DiscardHandler)
-	app, err := web.New(forum, web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger)})
+	handler := mcp.HTTPHandler(forum, logger)
+	if wrap != nil {
+		handler = wrap(handler)
+	}
+	app, err := web.New(forum, web.Options{Logger: logger, MCP: handler})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +188,23 @@ func (s server) humanToken(t *testing.T, name string) string {
 // every answer at /mcp must be JSON-RPC.
 func rawMCP(t *testing.T, base, token, method, body string, headers map[string]string) (*http.Response, map[string]any) {
 	t.Helper()
+	resp, raw := sendMCP(t, base, token, method, body, headers)
+	var out map[string]any
+	if method != "HEAD" && (json.Unmarshal(raw, &out) != nil || out["jsonrpc"] != "2.0" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")) {
+		t.Fatalf("%s /mcp answered %d %q, not JSON-RPC: %s", method, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
+	}
+	return resp, out
+}
+
+// dig follows keys (and list indexes) into decoded JSON (testkit.Dig).
+var dig = testkit.Dig
+
+var listTools = mcpgo.ListToolsRequest{}
+
+// sendMCP sends body to base's /mcp as a client of the transport does,
+// with token and headers, and answers the response and its body as read.
+func sendMCP(t *testing.T, base, token, method, body string, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, base+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -196,14 +223,5 @@ func rawMCP(t *testing.T, base, token, method, body string, headers map[string]s
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if method != "HEAD" && (json.Unmarshal(raw, &out) != nil || out["jsonrpc"] != "2.0" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json")) {
-		t.Fatalf("%s /mcp answered %d %q, not JSON-RPC: %s", method, resp.StatusCode, resp.Header.Get("Content-Type"), raw)
-	}
-	return resp, out
+	return resp, raw
 }
-
-// dig follows keys (and list indexes) into decoded JSON (testkit.Dig).
-var dig = testkit.Dig
-
-var listTools = mcpgo.ListToolsRequest{}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -35,10 +36,22 @@ import (
 //   - whatever the MCP library still answers in plain text becomes a
 //     JSON-RPC error (see plainErrors).
 type gate struct {
-	forum *services.Forum
-	next  *mcpserver.StreamableHTTPServer
-	log   *slog.Logger
-	oauth Resource // set for /mcp/oauth (oauth.go): access tokens only
+	forum  *services.Forum
+	next   *mcpserver.StreamableHTTPServer
+	tools  handlers      // next's tool handlers, for the calls the gate serves itself (direct.go); nil: none
+	served *atomic.Int64 // when set, counts the calls the gate served itself (tests)
+	log    *slog.Logger
+	oauth  Resource // set for /mcp/oauth (oauth.go): access tokens only
+}
+
+// newGate is the gate in front of the library's stateless Streamable HTTP
+// transport of srv.
+func newGate(forum *services.Forum, logger *slog.Logger, srv *mcpserver.MCPServer, oauth Resource) gate {
+	return gate{forum: forum, log: logger, oauth: oauth, tools: handlersOf(srv), next: mcpserver.NewStreamableHTTPServer(srv,
+		mcpserver.WithStateLess(true),
+		mcpserver.WithDisableStreaming(true),
+		mcpserver.WithStreamableHTTPLogger(logger),
+	)}
 }
 
 // ServeHTTP serves the transport to a net/http server.
@@ -142,6 +155,9 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 	if g.oauth != nil {
 		scoped = func(answer []byte) bool { return g.insufficientScope(w, body, answer) }
 	}
+	if g.tools != nil && g.direct(w, &req, msg, scoped) {
+		return
+	}
 	plainErrors(w, &req, body, g.next, scoped)
 }
 
@@ -233,17 +249,23 @@ func plainErrors(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, body 
 		write(w, rpcError(id, mcpgo.INVALID_REQUEST, rec.status, strings.TrimSpace(rec.body.String()), nil))
 		return
 	}
-	out := tidy(rec.body.Bytes())
+	reply(w, rec.status, rec.header, rec.body.Bytes(), answered)
+}
+
+// reply writes a JSON answer of the library's (or one made as the library
+// makes it: direct.go), tidied, unless answered answers instead.
+func reply(w mcpserver.HTTPResponseWriter, status int, header http.Header, body []byte, answered func([]byte) bool) {
+	out := tidy(body)
 	if answered != nil && answered(out) {
 		return
 	}
-	for k, v := range rec.header {
+	for k, v := range header {
 		w.Header()[k] = v
 	}
-	if len(out) != rec.body.Len() {
+	if len(out) != len(body) {
 		w.Header().Del("Content-Length")
 	}
-	w.WriteHeader(rec.status)
+	w.WriteHeader(status)
 	w.Write(out)
 }
 

@@ -37,11 +37,7 @@ func OAuthHandler(forum *services.Forum, logger *slog.Logger, res Resource) http
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return gate{forum: forum, log: logger, oauth: res, next: mcpserver.NewStreamableHTTPServer(New(forum, logger),
-		mcpserver.WithStateLess(true),
-		mcpserver.WithDisableStreaming(true),
-		mcpserver.WithStreamableHTTPLogger(logger),
-	)}
+	return newGate(forum, logger, New(forum, logger), res)
 }
 
 // authenticateOAuth admits the bearer of an access token, or answers 401

@@ -142,10 +142,7 @@ const postsPerMinute = 20
 // refusal, same reason, byte-identical bodies.
 func TestParityHTTPAndMCP(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, _ *gorm.DB) {
-		limits := services.DefaultLimits()
-		limits.ThreadMaxMessages, limits.PostsPerMinute = 4, postsPerMinute
-		cfg := services.Config{Limits: limits, Now: fixedClock}
-		dialect := strings.TrimPrefix(t.Name()[strings.LastIndex(t.Name(), "/"):], "/")
+		dialect, cfg := parityWorlds(t)
 		overHTTP, overMCP := newWorld(t, dialect, cfg), newWorld(t, dialect, cfg)
 		for i, s := range parityScenario() {
 			httpFailed, httpBody := overHTTP.viaHTTP(t, s)
@@ -169,6 +166,15 @@ func TestParityHTTPAndMCP(t *testing.T) {
 	})
 }
 
+// parityWorlds is the dialect of the subtest t (dbtest.Each's) and the
+// configuration of the scenario's worlds: a fixed clock, so that two
+// worlds answer the same bytes, and its limits.
+func parityWorlds(t *testing.T) (string, services.Config) {
+	limits := services.DefaultLimits()
+	limits.ThreadMaxMessages, limits.PostsPerMinute = 4, postsPerMinute
+	return strings.TrimPrefix(t.Name()[strings.LastIndex(t.Name(), "/"):], "/"), services.Config{Limits: limits, Now: fixedClock}
+}
+
 // world is one server with the scenario's callers.
 type world struct {
 	srv    server
@@ -176,7 +182,12 @@ type world struct {
 }
 
 func newWorld(t *testing.T, dialect string, cfg services.Config) *world {
-	srv := start(t, dbtest.Fresh(t, dialect), cfg)
+	return newWorldWith(t, dialect, cfg, nil)
+}
+
+// newWorldWith is newWorld with its MCP handler passed through wrap.
+func newWorldWith(t *testing.T, dialect string, cfg services.Config, wrap func(http.Handler) http.Handler) *world {
+	srv := startWith(t, dbtest.Fresh(t, dialect), cfg, wrap)
 	w := &world{srv: srv, tokens: map[string]string{"": "", "forged": "prl_00_00"}}
 	for _, name := range []string{"alice", "bob", "carol", "spammer"} {
 		w.tokens[name] = srv.token(t, name)

@@ -86,11 +86,7 @@ func HTTPHandler(forum *services.Forum, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return gate{forum: forum, log: logger, next: mcpserver.NewStreamableHTTPServer(New(forum, logger),
-		mcpserver.WithStateLess(true),
-		mcpserver.WithDisableStreaming(true),
-		mcpserver.WithStreamableHTTPLogger(logger),
-	)}
+	return newGate(forum, logger, New(forum, logger), nil)
 }
 
 // ServeStdio serves MCP over in and out, acting as token, until in closes

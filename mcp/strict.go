@@ -81,10 +81,16 @@ func screen(msg []byte, limit int) (*verdict, message) {
 
 // message is what the gate reads of a JSON-RPC message, in one decode
 // (peek): its version, its id as sent (empty when absent, "null" for
-// null), its method and, for tools/call, the tool's name.
+// null), its method and, for tools/call, the tool's name and arguments as
+// sent. plain says the message is nothing else: the members jsonrpc, id,
+// method and params, each spelled so and sent once, and in params name (a
+// string) and at most arguments (an object), nothing more — no _meta, no
+// task — so that the gate may serve a call itself (direct.go).
 type message struct {
 	jsonrpc, id  json.RawMessage
 	method, tool string
+	args         json.RawMessage
+	plain        bool
 }
 
 // peek reads msg's message in one pass of the tokenizer, leniently: what
@@ -94,7 +100,11 @@ type message struct {
 // so that the gate admits the call the library will make.
 func peek(msg []byte) message {
 	var m message
+	var seen, inParams uint8 // the members met, a bit each (plainMembers)
+	odd := false             // a member that a plain message does not have
 	members(msg, func(key string, val jsontext.Value) {
+		odd = odd || seen&plainMembers[key] != 0 || plainMembers[key] == 0
+		seen |= plainMembers[key]
 		switch {
 		case key == "jsonrpc":
 			m.jsonrpc = bytes.Clone(val)
@@ -103,16 +113,31 @@ func peek(msg []byte) message {
 		case strings.EqualFold(key, "method"):
 			m.method = stringValue(val)
 		case strings.EqualFold(key, "params"):
-			m.tool = ""
+			m.tool, m.args, inParams = "", nil, 0
+			odd = odd || val.Kind() != '{'
 			members(val, func(key string, val jsontext.Value) {
+				bit := plainParams[key]
+				odd = odd || inParams&bit != 0 || bit == 0 || bit == 1 && val.Kind() != '"' || bit == 2 && val.Kind() != '{'
+				inParams |= bit
 				if strings.EqualFold(key, "name") {
 					m.tool = stringValue(val)
+				}
+				if key == "arguments" {
+					m.args = bytes.Clone(val)
 				}
 			})
 		}
 	})
+	m.plain = !odd && seen == 0b1111 && inParams&1 != 0
 	return m
 }
+
+// plainMembers and plainParams are the members of a plain message (see
+// message) and of its params, a bit each.
+var (
+	plainMembers = map[string]uint8{"jsonrpc": 1, "id": 2, "method": 4, "params": 8}
+	plainParams  = map[string]uint8{"name": 1, "arguments": 2}
+)
 
 // members calls fn with each member of the JSON object v in turn, up to
 // the first thing it cannot read; nothing when v is not an object. val is

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 	"testing"
-	"time"
 
+	"parley/internal/testkit"
 	"parley/migrations/dbtest"
 	"parley/services"
 )
@@ -41,24 +40,6 @@ func benchDialectsWith(b *testing.B, set func(*services.Limits), fn func(b *test
 	}
 }
 
-// cpuPerOp starts counting this process's CPU time (user and system); the
-// function it returns reports it per operation as cpu-ns/op. On
-// PostgreSQL a post's ns/op is mostly the database's round trips, while
-// cpu-ns/op is what the server itself pays: the figure to compare when
-// changing the Go side of a hot path.
-func cpuPerOp(b *testing.B) func() {
-	start := processCPU()
-	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchAgent(b *testing.B, w *world, handle string) services.Caller {
 	tok, err := w.forum.CreateToken(w.ctx, services.TokenRequest{Handle: handle, Rights: []services.Right{services.RightRead, services.RightWrite}})
 	if err != nil {
@@ -85,7 +66,7 @@ func BenchmarkPost(b *testing.B) {
 		alice, bob := benchAgent(b, w, "alice"), benchAgent(b, w, "bob")
 		th := ""
 		b.ResetTimer()
-		defer cpuPerOp(b)()
+		defer testkit.CPUPerOp(b)()
 		for i := range b.N {
 			if i%90 == 0 { // a new thread before the guard's run limit
 				b.StopTimer()
@@ -139,7 +120,7 @@ func BenchmarkReadThread(b *testing.B) {
 			author = who
 		}
 		b.ResetTimer()
-		defer cpuPerOp(b)()
+		defer testkit.CPUPerOp(b)()
 		for range b.N {
 			if _, err := w.forum.ReadThread(w.ctx, bob, services.ThreadQuery{Thread: th}); err != nil {
 				b.Fatal(err)
@@ -156,7 +137,7 @@ func BenchmarkInbox(b *testing.B) {
 			benchPost(b, w, alice, `{"kind":"ask","body":"who?"}`)
 		}
 		b.ResetTimer()
-		defer cpuPerOp(b)()
+		defer testkit.CPUPerOp(b)()
 		for range b.N {
 			in, err := w.forum.Inbox(w.ctx, bob, services.InboxQuery{})
 			if err != nil || len(in.Items) != 50 {
