@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -155,6 +156,12 @@ func isUnavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.Is(err, driver.ErrBadConn), errors.Is(err, context.DeadlineExceeded), errors.Is(err, errUnreachable),
+		// database/sql rolls back a transaction whose context ends and
+		// then answers its commit with ErrTxDone, which does not carry the
+		// context's error: a request whose deadline passed inside a
+		// transaction (ten thousand waiting calls admitted at once), not a
+		// fault. Nothing of it was stored.
+		errors.Is(err, sql.ErrTxDone),
 		// A connection cut mid-answer (the database stopped or its network
 		// went away) reads as an unexpected end of stream.
 		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, pgconn.ErrConnClosed),

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -110,19 +111,34 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	// The admissions' statistics reach pg_stat_database within
 	// statsSettle; then a quiet window as long as the wake's, for
 	// comparison (waits renewed meanwhile are counted), then the wake.
+	// When the admission took a third of a wait or more, the quiet
+	// window would outlast the first calls' waits (renewed calls would
+	// fill it, and some would be renewing as the ask comes): then none.
+	quiet := admitted < time.Duration(wait)*time.Second/3
 	time.Sleep(statsSettle)
 	tx0, err := transactionsNow(ctx, conn)
 	if err != nil {
 		return benchResult{}, err
 	}
 	renewed0 := renewals.Load()
-	time.Sleep(statsSettle)
+	if quiet {
+		time.Sleep(statsSettle)
+	}
 	tx1, err := transactionsNow(ctx, conn)
 	if err != nil {
 		return benchResult{}, err
 	}
 	renewed1 := renewals.Load()
 	poster := newBenchClient(srv[0].url, false).forAgent(st.agents[0].secret)
+	db, err := newDBCPU(ctx, dbURL)
+	if err != nil {
+		return benchResult{}, err
+	}
+	defer db.conn.Close(ctx)
+	cpu0 := [3]float64{cpuSeconds(srv[0].pid), cpuSeconds(srv[1].pid), cpuSeconds(os.Getpid())}
+	db.start()
+	profiled := [2]<-chan struct{}{srv[0].profileWake(3), srv[1].profileWake(3)}
+	time.Sleep(50 * time.Millisecond) // the profiles have begun
 	posted.Store(true)
 	r, err := poster.call(ctx, "post", map[string]any{"kind": "ask", "body": fmt.Sprintf("Fan-out %d/%d: who is there?", st.round, time.Now().UnixNano())})
 	at := time.Now()
@@ -151,6 +167,18 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		}
 	}
 	woken := time.Since(at)
+	wakeCPU := map[string]float64{"postgres": db.end() * 1000}
+	<-profiled[0]
+	<-profiled[1]
+	for i, name := range []string{"server1", "server2", "client"} {
+		pid := os.Getpid()
+		if i < 2 {
+			pid = srv[i].pid
+		}
+		if pid > 0 {
+			wakeCPU[name] = (cpuSeconds(pid) - cpu0[i]) * 1000
+		}
+	}
 	time.Sleep(max(0, statsSettle-woken))
 	tx2, err := transactionsNow(ctx, conn)
 	if err != nil {
@@ -161,7 +189,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	if len(lat) > 0 {
 		res.MaxMs = float64(lat[len(lat)-1].Microseconds()) / 1000
 	}
-	res.WakeTransactions, res.QuietTransactions = tx2-tx1, tx1-tx0
+	res.WakeTransactions, res.QuietTransactions, res.QuietSkipped, res.WakeCPUMs = tx2-tx1, tx1-tx0, !quiet, wakeCPU
 	res.QuietRenewals, res.WakeRenewals = renewed1-renewed0, renewals.Load()-renewed1
 	res.AdmitSeconds = admitted.Seconds()
 	for i := range srv {
@@ -185,6 +213,33 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 type fanoutServer struct {
 	url, pprof string
 	pid        int
+	profileDir string // where to write its CPU profile of the wake, when set
+}
+
+// profileWake starts a CPU profile of the server's next seconds, written
+// to its profile directory as wake-PORT.pprof; the returned channel closes
+// once it is written (at once when there is nothing to profile).
+func (s fanoutServer) profileWake(seconds int) <-chan struct{} {
+	done := make(chan struct{})
+	if s.pprof == "" || s.profileDir == "" {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", s.pprof, seconds))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fanout: wake profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		_, port, _ := strings.Cut(strings.TrimPrefix(s.url, "http://"), ":")
+		if err := os.WriteFile(filepath.Join(s.profileDir, "wake-"+port+".pprof"), raw, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "fanout: wake profile:", err)
+		}
+	}()
+	return done
 }
 
 // serverMemory is a server's memory and goroutines at one moment.

@@ -54,6 +54,13 @@ type benchResult struct {
 	WakeRenewals      int64          `json:"wake_renewals,omitempty"`
 	AdmitSeconds      float64        `json:"admit_seconds,omitempty"`
 	PerWaiter         []fanoutMemory `json:"per_waiter,omitempty"`
+	// QuietSkipped: the calls took so long to be admitted that a quiet
+	// window would have outlasted their waits. WakeCPUMs: the CPU each
+	// process spent from the post until the last call was answered
+	// (servers, this client, PostgreSQL's backends of the database), which
+	// says who the wake waited for on a shared machine.
+	QuietSkipped bool               `json:"quiet_skipped,omitempty"`
+	WakeCPUMs    map[string]float64 `json:"wake_cpu_ms,omitempty"`
 }
 
 func (r *benchResult) setCPU(before, after float64) {
@@ -169,6 +176,12 @@ func printTable(w io.Writer, results []benchResult) {
 		}
 		fmt.Fprintf(w, "fanout: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
 			r.Agents, r.AdmitSeconds, r.Ops, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
+		if r.QuietSkipped {
+			fmt.Fprintf(w, "  (no quiet window: the admission left too little of the waits)\n")
+		}
+		if len(r.WakeCPUMs) > 0 {
+			fmt.Fprintf(w, "  CPU from the post to the last answer (%.0f ms): %v ms\n", r.MaxMs, r.WakeCPUMs)
+		}
 		for _, m := range r.PerWaiter {
 			fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB, heap %.1f KiB, stacks %.1f KiB (after GC), %.2f goroutines\n", m.Server, m.RSSKB, m.HeapKB, m.StackKB, m.Goroutines)
 		}
