@@ -12,6 +12,7 @@ import (
 
 // benchResult is one operation's figures.
 type benchResult struct {
+	Round     int            `json:"round,omitempty"` // of --rounds, from 1
 	Op        string         `json:"op"`
 	Transport string         `json:"transport"`
 	Agents    int            `json:"agents"`
@@ -89,22 +90,25 @@ func (r *benchResult) setDBCPU(seconds float64) {
 	}
 }
 
-// ratios sets OfLimit on every post operation after a pgbench limit.
+// ratios sets OfLimit on every post operation of a round with a pgbench
+// limit, and OfBare on every operation of a round with the bare
+// handler's, whichever ran first.
 func ratios(results []benchResult) {
-	limit, bare := 0.0, map[string]float64{}
-	for i, r := range results {
+	limit, bare := map[int]float64{}, map[[2]any]float64{}
+	for _, r := range results {
 		if op, ok := strings.CutSuffix(r.Op, " (bare)"); ok {
-			bare[op] = r.PerSecond
-			continue
+			bare[[2]any{r.Round, op}] = r.PerSecond
 		}
-		if b := bare[r.Op]; b > 0 && r.Transport == "http" {
+		if r.Transport == "sql" {
+			limit[r.Round] = r.PerSecond
+		}
+	}
+	for i, r := range results {
+		if b := bare[[2]any{r.Round, r.Op}]; b > 0 && r.Transport == "http" {
 			results[i].OfBare = r.PerSecond / b
 		}
-		switch {
-		case r.Transport == "sql":
-			limit = r.PerSecond
-		case limit > 0 && (r.Op == "posts" || r.Op == "hot"):
-			results[i].OfLimit = r.PerSecond / limit
+		if l := limit[r.Round]; l > 0 && r.Transport != "sql" && (r.Op == "posts" || r.Op == "hot") {
+			results[i].OfLimit = r.PerSecond / l
 		}
 	}
 }
