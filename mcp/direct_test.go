@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -95,7 +97,14 @@ func send(t *testing.T, w *world, who, body string, headers map[string]string) s
 	// On PostgreSQL a log position comes from the writing transaction's
 	// id, which two worlds in one cluster do not share.
 	raw = cursor.ReplaceAll(raw, []byte("CURSOR"))
-	return fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), bytes.TrimSpace(raw))
+	var header []string // every header but those of the moment
+	for k, v := range resp.Header {
+		if k != "Date" && k != "X-Request-Id" && k != "Content-Length" {
+			header = append(header, k+": "+strings.Join(v, ", "))
+		}
+	}
+	slices.Sort(header)
+	return fmt.Sprintf("%d %q %s", resp.StatusCode, header, bytes.TrimSpace(raw))
 }
 
 var cursor = regexp.MustCompile(`\b[a-z][0-9]\.[A-Za-z0-9_-]{4,}`)
