@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"parley/internal/testkit"
 	"parley/migrations/dbtest"
@@ -146,3 +147,54 @@ func BenchmarkInbox(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFanout is one ask to anyone waking fanoutWaiters waiting inbox
+// calls of this process (issue 31, item 3), through the services alone:
+// ns/op is the wake of all of them, from the post to the last answer;
+// reads/op the shared reads that served them (one per round of woken
+// waiters, not one per waiter); ns/waiter and cpu-ns/waiter the wake's
+// time and this process's CPU per waiting call. The waiting calls are started and in their wait before
+// the timer runs, as many per token as waits_per_token allows.
+func BenchmarkFanout(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		per := w.forum.Limits().WaitsPerToken
+		callers := make([]services.Caller, fanoutWaiters/per+1)
+		for i := range callers {
+			callers[i] = benchAgent(b, w, fmt.Sprintf("waiter%d", i))
+		}
+		asker := benchAgent(b, w, "asker")
+		var reads int64
+		var took, cpu time.Duration
+		b.ResetTimer()
+		for i := range b.N {
+			b.StopTimer()
+			since, err := w.forum.CurrentCursor(w.ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			answers := make([]<-chan services.Inbox, fanoutWaiters)
+			for j := range answers {
+				answers[j] = waitInbox(w.forum, callers[j/per], services.InboxQuery{Since: since, Wait: "30", Limit: "1"})
+			}
+			awaitWaits(b, w, fanoutWaiters)
+			rounds0, _ := w.forum.FanoutStats()
+			b.StartTimer()
+			start, cpu0 := time.Now(), testkit.ProcessCPU()
+			benchPost(b, w, asker, fmt.Sprintf(`{"kind":"ask","body":"Who is there? %d"}`, i))
+			for _, a := range answers {
+				if box := <-a; len(box.Items) != 1 {
+					b.Fatalf("a waiting call answered %d items", len(box.Items))
+				}
+			}
+			took, cpu = took+time.Since(start), cpu+testkit.ProcessCPU()-cpu0
+			rounds, _ := w.forum.FanoutStats()
+			reads += rounds - rounds0
+		}
+		b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+		b.ReportMetric(float64(took.Nanoseconds())/float64(b.N*fanoutWaiters), "ns/waiter")
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*fanoutWaiters), "cpu-ns/waiter")
+	})
+}
+
+// fanoutWaiters is BenchmarkFanout's waiting calls.
+const fanoutWaiters = 500

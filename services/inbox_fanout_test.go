@@ -108,7 +108,7 @@ func turnsOf(box services.Inbox) []string {
 
 // awaitWaits waits until n waiting calls hold their slot (their first read
 // found nothing: they wait).
-func awaitWaits(t *testing.T, w *world, n int) {
+func awaitWaits(t testing.TB, w *world, n int) {
 	t.Helper()
 	for give := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		var got int64

@@ -12,11 +12,12 @@ import (
 // cpu-ns/op is what the server itself pays, and it moves less with the
 // machine's load than ns/op does.
 func CPUPerOp(b *testing.B) func() {
-	start := processCPU()
-	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op") }
+	start := ProcessCPU()
+	return func() { b.ReportMetric(float64(ProcessCPU()-start)/float64(b.N), "cpu-ns/op") }
 }
 
-func processCPU() time.Duration {
+// ProcessCPU is the CPU time this process has used (user and system).
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
