@@ -10,5 +10,7 @@
 // and over HTTP a gate (http.go) checks the method, the Origin and the
 // token of every request, so that every request gets a JSON-RPC answer an
 // agent can act on. tools/list shows a token only the tools its rights let
-// it call (server.go).
+// it call (server.go). The gate serves a plain call of a tool that answers
+// at once itself, with the library's handler and response types, as the
+// library would answer it (direct.go).
 package mcp
