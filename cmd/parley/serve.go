@@ -115,6 +115,14 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Before serving too: it reads the database, and a database that fails
+	// here fails the start, where once the process serves it would have
+	// ended a server that is meant to ride out an outage (TestDatabaseOutage
+	// saw one end so, the proxy taken down while the link was written).
+	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
+		ln.Close()
+		return err
+	}
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
 	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns, "metrics", *metricsOn)
@@ -128,9 +136,6 @@ func runServe(args []string) error {
 	}
 	if c := forum.Connection(); c.ExecMode != "" {
 		logger.Info("postgres", "exec_mode", c.ExecMode, "pooler", c.Pooled, "listen", cfg.ListenURL() != cfg.DB)
-	}
-	if err := printSetupLink(ctx, forum, ln.Addr().String()); err != nil {
-		return err
 	}
 
 	select {
