@@ -48,7 +48,7 @@ func handlersOf(srv *mcpserver.MCPServer) handlers {
 // true, or reports false and leaves it to the library.
 func (g gate) direct(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, msg message, answered func([]byte) bool) bool {
 	op, ok := msg.operation()
-	if !ok || !msg.plain || waitingTools[op.Name] != "" {
+	if !ok || !msg.plain || !answersAtOnce(op) {
 		return false
 	}
 	if v := r.Header.Get(mcpgo.HeaderProtocolVersion); v != "" && (!mcpgo.IsValidProtocolVersion(v) || mcpgo.IsModernProtocol(v)) {

@@ -353,5 +353,8 @@ func meteredCall(msg message) (services.OpName, bool) {
 // wait or one this cannot read, is not.
 func Immediate(body []byte) bool {
 	op, ok := peek(body).operation()
-	return ok && waitingTools[op.Name] == ""
+	return ok && answersAtOnce(op)
 }
+
+// answersAtOnce reports whether a tool's call never waits (see Immediate).
+func answersAtOnce(op services.Operation) bool { return waitingTools[op.Name] == "" }

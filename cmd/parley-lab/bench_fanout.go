@@ -135,7 +135,13 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		return benchResult{}, err
 	}
 	defer db.conn.Close(ctx)
-	cpu0 := [3]float64{cpuSeconds(srv[0].pid), cpuSeconds(srv[1].pid), cpuSeconds(os.Getpid())}
+	// The wake's CPU: each server's, this client's (cpuSeconds is 0 for an
+	// unknown pid, and so is its share).
+	names, pids := [3]string{"server1", "server2", "client"}, [3]int{srv[0].pid, srv[1].pid, os.Getpid()}
+	var cpu0 [3]float64
+	for i, pid := range pids {
+		cpu0[i] = cpuSeconds(pid)
+	}
 	db.start()
 	profiled := [2]<-chan struct{}{srv[0].profileWake(3), srv[1].profileWake(3)}
 	time.Sleep(50 * time.Millisecond) // the profiles have begun
@@ -170,13 +176,9 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	wakeCPU := map[string]float64{"postgres": db.end() * 1000}
 	<-profiled[0]
 	<-profiled[1]
-	for i, name := range []string{"server1", "server2", "client"} {
-		pid := os.Getpid()
-		if i < 2 {
-			pid = srv[i].pid
-		}
+	for i, pid := range pids {
 		if pid > 0 {
-			wakeCPU[name] = (cpuSeconds(pid) - cpu0[i]) * 1000
+			wakeCPU[names[i]] = (cpuSeconds(pid) - cpu0[i]) * 1000
 		}
 	}
 	time.Sleep(max(0, statsSettle-woken))
