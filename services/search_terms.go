@@ -75,6 +75,19 @@ func ftsMatch(terms []term) string {
 	return strings.Join(parts, " AND ")
 }
 
+// unphrased is the terms with each phrase's words required one by one,
+// in any order: what a bucket's words (search_buckets, kept without
+// positions) can answer.
+func unphrased(terms []term) []term {
+	var out []term
+	for _, t := range terms {
+		for _, w := range t {
+			out = append(out, term{w})
+		}
+	}
+	return out
+}
+
 // pgTSQuery is the PostgreSQL tsquery expression for the terms, with its
 // arguments: each word matches its 'simple' form (the word as written) or
 // its 'english' form (its stem); the words of a phrase follow each other;

@@ -104,6 +104,7 @@ var leftOut = map[string]string{
 	"streams":           "open event streams, bound to connections of the old server",
 	"thread_visits":     "what each human last saw of each thread (unread in the web UI): a convenience, not the forum's record",
 	"sqlite_sequence":   "SQLite's own AUTOINCREMENT counters, which follow the ids imported",
+	"search_buckets":    "derived: the words of PostgreSQL's search index, bucket by bucket, which the target's server files again from the messages",
 	"messages_search":   "the SQLite search index (with its shadow tables messages_search_*): triggers rebuild it from messages",
 	"oauth_keys":        "the key sealing OAuth access tokens and codes: a moved forum makes its own, and clients refresh or sign in again",
 	"oauth_clients":     "the operator's OAuth client registrations: configuration, added again with parley oauth client add",

@@ -93,14 +93,10 @@ func (f *Forum) ExplainSearch(ctx context.Context, q SearchQuery, analyze bool) 
 			sql, args := sqliteSearchSQL(req, f.limits.SearchCandidates)
 			return scan(tx, "EXPLAIN QUERY PLAN "+sql, args, 3)
 		}
-		if err := customPlan(tx); err != nil {
-			return err
-		}
-		buckets, err := searchBuckets(tx, req, f.limits.SearchCandidates)
+		sql, args, err := planSearch(tx, req, f.limits.SearchCandidates)
 		if err != nil {
 			return err
 		}
-		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates, buckets)
 		explain := "EXPLAIN "
 		if analyze {
 			explain = "EXPLAIN (ANALYZE, BUFFERS) "

@@ -3,7 +3,9 @@ package services
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -28,6 +30,45 @@ func TestSearchBucketsFindTheNewestMatches(t *testing.T) {
 	if err := db.Exec("VACUUM ANALYZE messages").Error; err != nil {
 		t.Fatal(err)
 	}
+	// The same candidates before the buckets are sealed, and after: three
+	// full buckets, of which the newest does not hold "vintage".
+	compareSearchCandidates(t, db)
+	sealUntilDone(t, f)
+	var holding []int
+	if err := db.Raw("SELECT bucket FROM search_buckets WHERE words @@ 'vintage'::tsquery ORDER BY bucket").Scan(&holding).Error; err != nil {
+		t.Fatal(err)
+	}
+	var sealed int
+	if err := db.Raw("SELECT count(*) FROM search_buckets WHERE words IS NOT NULL").Scan(&sealed).Error; err != nil {
+		t.Fatal(err)
+	}
+	if sealed != 3 || !slices.Equal(holding, []int{0, 1}) {
+		t.Fatalf("%d buckets sealed, %v holding vintage; want 3, [0 1]", sealed, holding)
+	}
+	compareSearchCandidates(t, db)
+}
+
+// sealUntilDone seals f's full buckets at once (no settling: nothing else
+// writes), waiting for the transactions of other tests to end.
+func sealUntilDone(t *testing.T, f *Forum) {
+	t.Helper()
+	for give := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		pending, err := f.sealSearchBuckets(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pending {
+			return
+		}
+		if time.Now().After(give) {
+			t.Fatal("a full bucket still waits to be sealed after a minute")
+		}
+	}
+}
+
+// compareSearchCandidates is the comparison of TestSearchBucketsFindTheNewestMatches.
+func compareSearchCandidates(t *testing.T, db *gorm.DB) {
+	t.Helper()
 	for _, c := range []struct {
 		q          string
 		candidates int
@@ -60,5 +101,65 @@ func TestSearchBucketsFindTheNewestMatches(t *testing.T) {
 				t.Errorf("search %q, %d candidates, buckets %v: %d candidates, want %d (first %v, want %v)", c.q, c.candidates, buckets, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
 			}
 		}
+	}
+}
+
+// TestSealWaitsForTheBucketsWriters holds a message of the first bucket
+// uncommitted while a message past the bucket's end commits: the bucket is
+// full, yet not sealed until that writer ends, and then its words include
+// the late message's.
+func TestSealWaitsForTheBucketsWriters(t *testing.T) {
+	db := dbtest.Fresh(t, "postgres")
+	f, ctx := New(db, Config{}), context.Background()
+	if err := f.SeedWith(ctx, SeedPlan{Threads: 2, PerThread: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("SELECT setval('messages_id_seq', ?)", 1<<searchBucketShift-2).Error; err != nil {
+		t.Fatal(err)
+	}
+	var cols, copied []string
+	for _, c := range messageColumns[1:] {
+		cols, copied = append(cols, c), append(copied, c)
+		if c == "body" {
+			copied[len(copied)-1] = "? || ' ' || body"
+		}
+	}
+	insert := "INSERT INTO messages (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(copied, ", ") +
+		" FROM messages WHERE id = (SELECT MIN(id) FROM messages) RETURNING id"
+	late := db.Begin()
+	defer late.Rollback()
+	var lateID, nextID int64
+	if err := late.Raw(insert, "straggler").Scan(&lateID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Raw(insert, "punctual").Scan(&nextID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if lateID>>searchBucketShift != 0 || nextID>>searchBucketShift != 1 {
+		t.Fatalf("ids %d and %d: want the last of bucket 0 and the first of bucket 1", lateID, nextID)
+	}
+	for range 3 {
+		pending, err := f.sealSearchBuckets(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sealed int
+		if err := db.Raw("SELECT count(*) FROM search_buckets WHERE words IS NOT NULL").Scan(&sealed).Error; err != nil {
+			t.Fatal(err)
+		}
+		if !pending || sealed != 0 {
+			t.Fatalf("pending %v, %d buckets sealed while a writer of bucket 0 runs; want pending, none", pending, sealed)
+		}
+	}
+	if err := late.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	sealUntilDone(t, f)
+	var holds bool
+	if err := db.Raw("SELECT words @@ 'straggler'::tsquery FROM search_buckets WHERE bucket = 0").Scan(&holds).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !holds {
+		t.Fatal("bucket 0 was sealed without the word of its last message")
 	}
 }

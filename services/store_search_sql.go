@@ -106,27 +106,32 @@ func searchCandidatesSQL(req searchRequest, tsq string, tsqArgs []any, candidate
 	// The bucket's lexeme is quoted for tsquery's input, as '~<bucket>';
 	// a query without lexemes, which matches nothing, must not become the
 	// bucket's lexeme alone.
+	//
+	// The buckets are looked in newest first, and of the sealed ones
+	// (search_buckets holds their words: search_seal.go) only those whose
+	// words hold every word of the query, phrases read as their words:
+	// each is read once, the matching ones from search_buckets' own index
+	// (search_buckets_holding, migration 0020).
+	words, wordsArgs := pgTSQuery(unphrased(req.terms))
 	sql += "        UNION ALL\n" +
-		"        (SELECT x.id, x.search FROM generate_series(" + lo + " >> " + shift + ", 0, -1) b,\n" +
+		"        (SELECT x.id, x.search FROM (SELECT g.b FROM generate_series(" + lo + " >> " + shift + ", 0, -1) g(b)\n" +
+		"            WHERE g.b NOT IN (SELECT bucket::bigint FROM search_buckets WHERE words IS NOT NULL)\n" +
+		"               OR g.b IN (SELECT search_buckets_holding(" + words + ")::bigint)) b,\n" +
 		"          LATERAL (SELECT m.id, m.search FROM messages m\n" +
 		"            WHERE " + searchIndexed + " @@ (" + tsq + " && ('''~' || b || '''')::tsquery) AND m.id + 0 <= " + lo + " AND numnode(" + tsq + ") > 0\n" +
 		"            ORDER BY m.id DESC LIMIT ?) x)\n" +
 		"      ) k LIMIT ?"
-	args = append(append(append(args, tsqArgs...), tsqArgs...), candidates, candidates)
+	args = append(append(append(append(args, wordsArgs...), tsqArgs...), tsqArgs...), candidates, candidates)
 	return sql, args
 }
 
 func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found, error) {
 	var out []found
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := customPlan(tx); err != nil {
-			return err
-		}
-		buckets, err := searchBuckets(tx, req, f.limits.SearchCandidates)
+		sql, args, err := planSearch(tx, req, f.limits.SearchCandidates)
 		if err != nil {
 			return err
 		}
-		sql, args := postgresSearchSQL(req, f.limits.SearchCandidates, buckets)
 		rows, err := tx.Raw(sql, args...).Rows()
 		if err != nil {
 			return err
@@ -145,6 +150,20 @@ func (f *Forum) searchPostgres(ctx context.Context, req searchRequest) ([]found,
 		return rows.Err()
 	})
 	return out, err
+}
+
+// planSearch sets tx up for the search (customPlan), chooses how it reads
+// its candidates (searchBuckets) and returns its statement.
+func planSearch(tx *gorm.DB, req searchRequest, candidates int) (string, []any, error) {
+	if err := customPlan(tx); err != nil {
+		return "", nil, err
+	}
+	buckets, err := searchBuckets(tx, req, candidates)
+	if err != nil {
+		return "", nil, err
+	}
+	sql, args := postgresSearchSQL(req, candidates, buckets)
+	return sql, args, nil
 }
 
 // searchBuckets reports whether an unfiltered search reads the older

@@ -38,9 +38,10 @@ var searchMix = []services.SearchQuery{
 // (no HTTP), one query at a time, cycling through searchMix, and prints
 // each query's plan: EXPLAIN ANALYZE on PostgreSQL.
 func runBenchSearch(args []string) error {
-	fs := cli.NewFlagSet("parley-lab bench search", "parley-lab bench search --db URL [--queries N] [--threads N] [--explain] [--json]")
+	fs := cli.NewFlagSet("parley-lab bench search", "parley-lab bench search --db URL [--queries N] [--threads N] [--seal=false] [--explain] [--json]")
 	queries := fs.Int("queries", 2000, "how many `searches` to time")
 	threads := fs.Int("threads", 100000, "the seeded forum's thread count, for the topic numbers")
+	seal := fs.Bool("seal", true, "first seal the search index's full buckets, as parley serve does as it runs (--seal=false: time the search with the buckets as they are)")
 	explain := fs.Bool("explain", false, "print each query's plan (EXPLAIN ANALYZE on PostgreSQL)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	var cfg cli.Config
@@ -55,6 +56,11 @@ func runBenchSearch(args []string) error {
 		return err
 	}
 	defer closeDB()
+	if *seal {
+		if err := sealAll(ctx, forum); err != nil {
+			return err
+		}
+	}
 	reader := services.Caller{Identity: "bench:reader", Kind: services.KindLLM, Rights: []services.Right{services.RightRead}}
 	topic := func() string { return strconv.Itoa(1 + rand.IntN(*threads)) }
 	if *explain {
@@ -101,6 +107,20 @@ func runBenchSearch(args []string) error {
 	}
 	printTable(os.Stdout, results)
 	return nil
+}
+
+// sealAll seals every full bucket of the search index, waiting as parley
+// serve would for each one's writers to end (services.SealSearchBuckets).
+func sealAll(ctx context.Context, forum *services.Forum) error {
+	start := time.Now()
+	for {
+		pending, _, err := forum.SealSearchBuckets(ctx)
+		if err != nil || !pending {
+			fmt.Fprintf(os.Stderr, "search buckets sealed in %s\n", time.Since(start).Round(time.Millisecond))
+			return err
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // mixLabel names a query of the mix in the table.

@@ -94,6 +94,9 @@ func runServe(args []string) error {
 	swept := make(chan struct{})
 	go sweepDeadlines(sweepCtx, forum, *sweep, logger, swept)
 	defer func() { stopSweep(); <-swept }()
+	sealed := make(chan struct{})
+	go sealSearch(sweepCtx, forum, logger, sealed)
+	defer func() { stopSweep(); <-sealed }()
 	conns := fitConns(*maxConns, cfg.DBMaxConns)
 	opts := web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
 		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted, Metrics: scrape}
