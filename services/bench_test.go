@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,6 +79,60 @@ func BenchmarkPost(b *testing.B) {
 			}
 			benchPost(b, w, bob, fmt.Sprintf(`{"kind":"answer","thread":%q,"body":"answer %d, of ordinary length for a benchmark"}`, th, i))
 		}
+	})
+}
+
+// BenchmarkPost16Writers is BenchmarkPost with 16 writers at once, each
+// an agent of its own answering in threads of its own (on SQLite, writers
+// queue for the one write lock): posts per second, and each post's time
+// from call to answer at the 50th and 99th percentiles.
+func BenchmarkPost16Writers(b *testing.B) {
+	const writers = 16
+	benchDialectsWith(b, func(l *services.Limits) { l.PostsPerMinute, l.RequestsPerMinute = 1<<30, 1<<30 }, func(b *testing.B, w *world) {
+		agents := make([][2]services.Caller, writers)
+		for i := range agents {
+			agents[i] = [2]services.Caller{benchAgent(b, w, fmt.Sprintf("asker%d", i)), benchAgent(b, w, fmt.Sprintf("answerer%d", i))}
+		}
+		var next atomic.Int64
+		took := make([][]time.Duration, writers)
+		b.ResetTimer()
+		defer testkit.CPUPerOp(b)()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for wr := range writers {
+			wg.Go(func() {
+				asker, answerer := agents[wr][0], agents[wr][1]
+				th, n := "", 0
+				for next.Add(1) <= int64(b.N) {
+					if n%90 == 0 { // a new thread before the guard's run limit
+						p, err := w.forum.Post(w.ctx, asker, fmt.Appendf(nil, `{"kind":"ask","body":"bench %d of %d"}`, n, wr))
+						if err != nil {
+							b.Error(err) // not Fatal: this is not the benchmark's goroutine
+							return
+						}
+						th = p.Thread.ID
+					}
+					t0 := time.Now()
+					_, err := w.forum.Post(w.ctx, answerer, fmt.Appendf(nil, `{"kind":"answer","thread":%q,"body":"answer %d of %d, of ordinary length for a benchmark"}`, th, n, wr))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					took[wr] = append(took[wr], time.Since(t0))
+					n++
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		all := slices.Concat(took...)
+		if len(all) == 0 {
+			return
+		}
+		slices.Sort(all)
+		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "posts/s")
+		b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
 	})
 }
 
@@ -198,3 +255,46 @@ func BenchmarkFanout(b *testing.B) {
 
 // fanoutWaiters is BenchmarkFanout's waiting calls.
 const fanoutWaiters = 500
+
+// BenchmarkSearchOldWord searches 100,000 messages for a word found only in
+// the oldest 40,000 (SeedPlan.OldWord): a search whose matches are all
+// behind the newest messages. On PostgreSQL, with the search index's
+// buckets unsealed (every older bucket looked in) and sealed (only those
+// whose words hold it: search_seal.go).
+func BenchmarkSearchOldWord(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		err := w.forum.SeedWith(w.ctx, services.SeedPlan{Threads: 10000, PerThread: 10, OldWord: "vintage", OldThreads: 4000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		reader := services.Caller{Identity: "bench:reader", Kind: services.KindLLM, Rights: []services.Right{services.RightRead}}
+		search := func(b *testing.B) {
+			defer testkit.CPUPerOp(b)()
+			for range b.N {
+				out, err := w.forum.Search(w.ctx, reader, services.SearchQuery{Q: "vintage"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(out.Hits) == 0 {
+					b.Fatal("vintage found nowhere: the seed is not as the benchmark expects")
+				}
+			}
+		}
+		if w.db.Dialector.Name() != "postgres" {
+			b.Run("fts5", search)
+			return
+		}
+		b.Run("unsealed", search)
+		for {
+			pending, err := w.forum.SealSearchBucketsNow(w.ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !pending {
+				break
+			}
+			time.Sleep(10 * time.Millisecond) // for other transactions to end
+		}
+		b.Run("sealed", search)
+	})
+}

@@ -56,3 +56,9 @@ func (f *Forum) FanoutStats() (rounds, served int64) {
 // WakeAll wakes every waiting call of this process as the backstop does,
 // so that a test can write through another Forum first and then wake them.
 func (f *Forum) WakeAll() { f.hub.advance(0) }
+
+// SealSearchBucketsNow is SealSearchBuckets without the settling: for a
+// forum nobody else writes to.
+func (f *Forum) SealSearchBucketsNow(ctx context.Context) (bool, error) {
+	return f.sealSearchBuckets(ctx, 0)
+}

@@ -18,7 +18,7 @@ import (
 // plain way, on a forum of 50,000 messages, four buckets, where "vintage"
 // is only in the oldest 25,000: for a word in every message, in a tenth,
 // in one thread, absent from the newest messages, a phrase and a word
-// found nowhere, with as many candidates as cross the newest part's edge
+// found nowhere, some of one kind or in threads of one state, with as many candidates as cross the newest part's edge
 // and bucket edges; and the same in one part (buckets unset), as a word
 // the planner knows to be rare is read.
 func TestSearchBucketsFindTheNewestMatches(t *testing.T) {
@@ -27,12 +27,17 @@ func TestSearchBucketsFindTheNewestMatches(t *testing.T) {
 	if err := f.SeedWith(ctx, SeedPlan{Threads: 5000, PerThread: 10, OldWord: "vintage", OldThreads: 2500}); err != nil {
 		t.Fatal(err)
 	}
+	// A seventh of the threads answered, for a filter on the state.
+	if err := db.Exec("UPDATE threads SET state = 'answered' WHERE id % 7 = 0").Error; err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Exec("VACUUM ANALYZE messages").Error; err != nil {
 		t.Fatal(err)
 	}
 	// The same candidates before the buckets are sealed, and after: three
 	// full buckets, of which the newest does not hold "vintage".
 	compareSearchCandidates(t, db)
+	chooses(t, db, "vintage", searchFilter{kind: "ask"}, false) // nothing sealed: nothing known of the newest
 	sealUntilDone(t, f)
 	var holding []int
 	if err := db.Raw("SELECT bucket FROM search_buckets WHERE words @@ 'vintage'::tsquery ORDER BY bucket").Scan(&holding).Error; err != nil {
@@ -46,6 +51,31 @@ func TestSearchBucketsFindTheNewestMatches(t *testing.T) {
 		t.Fatalf("%d buckets sealed, %v holding vintage; want 3, [0 1]", sealed, holding)
 	}
 	compareSearchCandidates(t, db)
+	// Narrowed to a kind or a state, buckets are read for a word the
+	// newest sealed bucket lacks, not for one it holds; never in a thread.
+	chooses(t, db, "vintage", searchFilter{}, true)
+	chooses(t, db, "seeded", searchFilter{}, true)
+	chooses(t, db, "vintage", searchFilter{kind: "ask"}, true)
+	chooses(t, db, "vintage", searchFilter{state: "open"}, true)
+	chooses(t, db, "seeded", searchFilter{kind: "ask"}, false)
+	chooses(t, db, "vintage", searchFilter{thread: 1}, false)
+	chooses(t, db, "topic 17", searchFilter{}, false)
+}
+
+// chooses checks searchBuckets' choice for the query q.
+func chooses(t *testing.T, db *gorm.DB, q string, filter searchFilter, want bool) {
+	t.Helper()
+	var got bool
+	err := db.Transaction(func(tx *gorm.DB) (err error) {
+		got, err = searchBuckets(tx, searchRequest{terms: parseTerms(q), filter: filter}, 2000)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("search %q %+v reads buckets: %v, want %v", q, filter, got, want)
+	}
 }
 
 // sealUntilDone seals f's full buckets at once (no settling: nothing else
@@ -69,15 +99,21 @@ func sealUntilDone(t *testing.T, f *Forum) {
 // compareSearchCandidates is the comparison of TestSearchBucketsFindTheNewestMatches.
 func compareSearchCandidates(t *testing.T, db *gorm.DB) {
 	t.Helper()
+	ask, note := searchFilter{kind: "ask"}, searchFilter{kind: "note"}
+	open, answered := searchFilter{state: "open"}, searchFilter{state: "answered"}
 	for _, c := range []struct {
 		q          string
 		candidates int
+		filter     searchFilter
 	}{
-		{"seeded", 20000}, {"seeded", 40000}, {"remark 7", 3000}, {"vintage", 10000}, {"vintage", 30000},
-		{"vintage seeded", 2000}, {`"which option"`, 4000}, {"topic 17", 2000}, {"zebra", 2000},
+		{"seeded", 20000, searchFilter{}}, {"seeded", 40000, searchFilter{}}, {"remark 7", 3000, searchFilter{}},
+		{"vintage", 10000, searchFilter{}}, {"vintage", 30000, searchFilter{}}, {"vintage seeded", 2000, searchFilter{}},
+		{`"which option"`, 4000, searchFilter{}}, {"topic 17", 2000, searchFilter{}}, {"zebra", 2000, searchFilter{}},
+		{"vintage", 2000, ask}, {"vintage", 12000, note}, {"seeded", 3000, ask}, {"vintage", 20000, open},
+		{"vintage", 2000, answered}, {"seeded", 5000, answered},
 	} {
 		for _, buckets := range []bool{true, false} {
-			req := searchRequest{terms: parseTerms(c.q)}
+			req := searchRequest{terms: parseTerms(c.q), filter: c.filter}
 			tsq, tsqArgs := pgTSQuery(req.terms)
 			var got, want []int64
 			cands, args := searchCandidatesSQL(req, tsq, tsqArgs, c.candidates, buckets)
@@ -90,7 +126,9 @@ func compareSearchCandidates(t *testing.T, db *gorm.DB) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = db.Raw("SELECT m.id FROM messages m WHERE m.search @@ "+tsq+" ORDER BY m.id DESC LIMIT ?", append(tsqArgs, c.candidates)...).Scan(&want).Error
+			join, where, filterArgs := c.filter.sql()
+			err = db.Raw("SELECT m.id FROM messages m"+join+" WHERE m.search @@ "+tsq+where+" ORDER BY m.id DESC LIMIT ?",
+				append(append(tsqArgs, filterArgs...), c.candidates)...).Scan(&want).Error
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +136,7 @@ func compareSearchCandidates(t *testing.T, db *gorm.DB) {
 				t.Fatalf("%q matches nothing: the seed is not as the test expects", c.q)
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("search %q, %d candidates, buckets %v: %d candidates, want %d (first %v, want %v)", c.q, c.candidates, buckets, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+				t.Errorf("search %q %+v, %d candidates, buckets %v: %d candidates, want %d (first %v, want %v)", c.q, c.filter, c.candidates, buckets, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
 			}
 		}
 	}

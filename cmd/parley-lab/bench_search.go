@@ -32,6 +32,9 @@ var searchMix = []services.SearchQuery{
 	{Q: "remarks"},
 	{Q: "zebra"},
 	{Q: "vintage"},
+	{Q: "vintage", Kind: "ask"},
+	{Q: "vintage", State: "open"},
+	{Q: "seeded", Kind: "ask"},
 }
 
 // runBenchSearch measures search latency in-process, through the services

@@ -10,8 +10,8 @@ import (
 
 // sealAfter is how long the sealer lets writes pass before it looks for a
 // full bucket of the search index: a bucket fills every 16,384 messages,
-// so one look per sealAfter of writing is plenty, and costs one indexed
-// query when nothing is full.
+// so one look per sealAfter of writing is plenty, and costs four short
+// statements when nothing is full.
 const sealAfter = 10 * time.Second
 
 // sealRetry is how soon the sealer looks again while a full bucket waits
