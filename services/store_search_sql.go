@@ -214,7 +214,7 @@ func searchBuckets(tx *gorm.DB, req searchRequest, candidates int) (bool, error)
 // message of it that holds the words to check the filter, where a walk
 // back from the newest message stops at the candidates it needs, and is
 // the cheaper of the two when the words are in the newest messages
-// (a common word and a kind: 36 ms against 4).
+// (a word in every message, of one kind: 36 ms against 8.5 ms).
 func absentFromNewest(tx *gorm.DB, req searchRequest) (bool, error) {
 	words, wordsArgs := pgTSQuery(unphrased(req.terms))
 	var b struct{ Newest, Holding *int64 }
