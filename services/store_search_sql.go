@@ -236,9 +236,15 @@ func absentFromNewest(tx *gorm.DB, req searchRequest) (bool, error) {
 // be preferred over the index for a rare word. A filter on the thread's
 // state looks each candidate's thread up by its key (a nested loop): a
 // hash join would read every thread to find the states of a few.
+//
+// And without JIT compilation, which PostgreSQL starts when a statement's
+// estimated cost passes jit_above_cost (100,000 by default) and which
+// took 330–390 ms, against a search of a few milliseconds: the 1.6 M
+// seed's searches are estimated at up to 50,000, and a larger forum's
+// estimates grow with it.
 func customPlan(tx *gorm.DB) error {
 	return tx.Exec(`SET LOCAL plan_cache_mode = force_custom_plan; SET LOCAL max_parallel_workers_per_gather = 0;
-		SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off`).Error
+		SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off`).Error
 }
 
 // sqliteSearchSQL selects the newest candidates from the FTS5 index with
