@@ -108,6 +108,17 @@ func (g gate) serve(w mcpserver.HTTPResponseWriter, r *mcpserver.HTTPRequest, re
 	// one statement, as the HTTP binding admits a request (services.Admit),
 	// rather than authenticated here and counted again by the tool.
 	refused, msg := checkMessage(r.Header, body, g.forum.Limits().RequestMaxBytes)
+	// A call of a tool that answers at once waits for its turn at the
+	// database first, as the HTTP binding's requests do
+	// (services.Forum.Turn); a waiting read takes none.
+	if op, ok := msg.operation(); ok && refused == nil && answersAtOnce(op) {
+		release, err := g.forum.Turn(ctx)
+		if err != nil {
+			g.refuseToken(w, ctx, body, err)
+			return
+		}
+		defer release()
+	}
 	var who services.Caller
 	var admitted *admission
 	token, present := bearer(r.Header)
