@@ -13,13 +13,14 @@ import (
 //
 // database/sql hands a freed connection of its pool to a random one of the
 // calls waiting for it, so under load some requests wait many times longer
-// than others: 64 agents posting through a pool of 16 saw a p99 2.2–2.4×
+// than others: 64 agents posting through a pool of 16 saw a p99 2.2–2.5×
 // that of the bare handler, whose pool (pgxpool) serves its waiters in
 // order. A request that answers at once takes a turn before its work and
 // gives it back at its end; there are as many turns as the pool has
 // connections, so the requests that hold one seldom wait in the pool, and
 // the others wait for a turn in the order they came (a semaphore, which
-// serves its waiters in order). With turns the same 64 agents saw 1.25–1.43×
+// serves its waiters in order). With turns the same 64 agents saw
+// 1.24–1.62×, 1.5× or less in five rounds of six, for 2–5 % fewer posts
 // (docs/performance.md).
 //
 // Waiting reads and streams take no turn: they hold one for as long as
