@@ -43,12 +43,8 @@ func sealSearch(ctx context.Context, forum *services.Forum, logger *slog.Logger,
 		if !pending {
 			wait = sealAfter
 		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if !pause(ctx, wait) {
 			return
-		case <-timer.C:
 		}
 	}
 }

@@ -89,14 +89,13 @@ func runServe(args []string) error {
 			return err
 		}
 	}
-	// The sweep stops before the database closes (defers run last first).
+	// The sweep and the search seal stop before the database closes
+	// (defers run last first).
 	sweepCtx, stopSweep := context.WithCancel(ctx)
-	swept := make(chan struct{})
+	swept, sealed := make(chan struct{}), make(chan struct{})
 	go sweepDeadlines(sweepCtx, forum, *sweep, logger, swept)
-	defer func() { stopSweep(); <-swept }()
-	sealed := make(chan struct{})
 	go sealSearch(sweepCtx, forum, logger, sealed)
-	defer func() { stopSweep(); <-sealed }()
+	defer func() { stopSweep(); <-swept; <-sealed }()
 	conns := fitConns(*maxConns, cfg.DBMaxConns)
 	opts := web.Options{Logger: logger, MCP: mcp.HTTPHandler(forum, logger), MCPMaxBytes: mcp.MaxMessageBytes,
 		MaxConns: conns, ReadTimeout: *readTimeout, RequestTimeout: *requestTimeout, TrustedProxies: trusted, Metrics: scrape}

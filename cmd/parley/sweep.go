@@ -54,12 +54,22 @@ func sweepDeadlines(ctx context.Context, forum *services.Forum, every time.Durat
 		case <-timer.C:
 		case <-news:
 			timer.Stop()
-			select { // let a burst of writes pass: one sweep serves them
-			case <-ctx.Done():
+			if !pause(ctx, every) { // let a burst of writes pass: one sweep serves them
 				return
-			case <-time.After(every):
 			}
 		}
+	}
+}
+
+// pause waits d, and reports false if ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
 	}
 }
 
