@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -151,13 +150,22 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 // and returns once a statement has deleted its row — before the call
 // answers, as before, so that a client's next wait never counts its last
 // one. While one batch's statement runs, the next gathers (group commit).
+// A batch holds releaseBatchMax ids at most, so that the first calls of a
+// wake answer after one short statement rather than after all of them.
 // It holds only ids of this process's own rows, for the time of one
 // statement.
 type slotReleases struct {
 	mu      sync.Mutex
-	next    *releaseBatch
+	full    []*releaseBatch // gathered to releaseBatchMax, in order
+	next    *releaseBatch   // being gathered
 	running bool
 }
+
+// releaseBatchMax is the most slots one statement releases: small enough
+// that the first calls of a wake answer early, large enough that ten
+// thousand releases take a few dozen statements (measured:
+// docs/performance.md, Fan-out).
+const releaseBatchMax = 250
 
 // releaseBatch is one DELETE's ids; done is closed once it has run.
 type releaseBatch struct {
@@ -175,6 +183,10 @@ func (f *Forum) releaseWait(id int64) {
 	}
 	b := r.next
 	b.ids = append(b.ids, id)
+	if len(b.ids) == releaseBatchMax {
+		r.full = append(r.full, b)
+		r.next = nil
+	}
 	if !r.running {
 		r.running = true
 		go f.runReleases()
@@ -187,19 +199,21 @@ func (f *Forum) runReleases() {
 	r := f.releases
 	for {
 		r.mu.Lock()
-		b := r.next
-		r.next = nil
+		var b *releaseBatch
+		if len(r.full) > 0 {
+			b, r.full = r.full[0], r.full[1:]
+		} else {
+			b, r.next = r.next, nil
+		}
 		if b == nil {
 			r.running = false
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		for chunk := range slices.Chunk(b.ids, revokeChunk) {
-			ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
-			f.db.WithContext(ctx).Delete(&models.Stream{}, chunk)
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+		f.db.WithContext(ctx).Delete(&models.Stream{}, b.ids)
+		cancel()
 		close(b.done)
 	}
 }

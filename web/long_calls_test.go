@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -223,6 +225,66 @@ func TestWaitsPerTokenOverHTTP(t *testing.T) {
 		}
 		for _, h := range held {
 			h.cancel()
+		}
+	})
+}
+
+// TestGoneAfterAnEarlierWaitOnTheConnection: a connection whose first
+// waiting call ended at its wait (its departure watch stopped, the
+// descriptor left registered: client_gone_epoll_linux.go) waits again; when
+// its client then goes away, the second call's slot is freed at once, not
+// when its wait of 120 s would end.
+func TestGoneAfterAnEarlierWaitOnTheConnection(t *testing.T) {
+	limits := services.DefaultLimits()
+	limits.WaitMaxSeconds = 120
+	eachServer(t, services.Config{Limits: limits}, func(t *testing.T, a *api) {
+		bob := a.token("bob")
+		now, err := a.forum.CurrentCursor(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := url.Parse(a.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		call := func(wait int) {
+			t.Helper()
+			_, err := fmt.Fprintf(conn, "GET /api/v1/events?wait=%d&since=%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+				wait, url.QueryEscape(now), u.Host, bob)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		call(1)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || waitRows(t, a) != 0 {
+			t.Fatalf("a first wait of 1 s: %d %s, %d slots held after it", resp.StatusCode, body, waitRows(t, a))
+		}
+		call(120)
+		deadline := time.Now().Add(30 * time.Second)
+		for waitRows(t, a) < 1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the second wait holds no slot after 30 s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		conn.Close()
+		deadline = time.Now().Add(60 * time.Second)
+		for waitRows(t, a) > 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the client went away 60 s ago: its second wait still holds its slot")
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	})
 }

@@ -42,6 +42,7 @@ func runBench(args []string) error {
 	pprofAddr := fs.String("server-pprof", "", "the server's --pprof `address`, to report its goroutines")
 	pid2 := fs.Int("server2-pid", 0, "fanout: the second server's (--url2) `pid`")
 	pprof2 := fs.String("server2-pprof", "", "fanout: the second server's --pprof `address`")
+	fanoutClose := fs.Bool("fanout-close", false, "fanout: each call closes its connection as its answer arrives, instead of keeping it open until every call is answered")
 	wakeProfile := fs.String("wake-profile", "", "fanout: write each server's CPU profile of the 3 s from the ask into this `directory` (needs --server-pprof and --server2-pprof)")
 	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley-lab bench bare` too, just before Parley")
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
@@ -163,7 +164,7 @@ func runBench(args []string) error {
 			}
 			if op == "fanout" {
 				srv := [2]fanoutServer{{url: *base, pid: *pid, pprof: *pprofAddr, profileDir: *wakeProfile}, {url: *base2, pid: *pid2, pprof: *pprof2, profileDir: *wakeProfile}}
-				r, err := runFanout(ctx, forum, cfg.DB, srv, *waiters, stage, &fanTokens)
+				r, err := runFanout(ctx, forum, cfg.DB, srv, *waiters, *fanoutClose, stage, &fanTokens)
 				if err != nil {
 					return err
 				}

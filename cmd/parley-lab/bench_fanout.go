@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,9 +40,13 @@ import (
 // while they wait.
 //
 // Each call is one connection and one goroutine of this client, reading
-// its answer with a small buffer: the client of ten thousand calls shares
-// the machine with the servers (raise ulimit -n: a connection is a file).
-func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]fanoutServer, waiters int, st *stage, toks *fanoutTokens) (benchResult, error) {
+// its answer with a small buffer and a parser of its own (readAnswer): the
+// client of ten thousand calls shares the machine with the servers (raise
+// ulimit -n: a connection is a file). A call keeps its connection open
+// until every call is answered, as an agent that calls again keeps it;
+// with closeAtOnce each closes it as its answer arrives, so that the
+// servers close ten thousand connections during the wake.
+func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]fanoutServer, waiters int, closeAtOnce bool, st *stage, toks *fanoutTokens) (benchResult, error) {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return benchResult{}, fmt.Errorf("fanout: %w", err)
@@ -64,11 +71,16 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	var posted atomic.Bool
 	var renewals atomic.Int64
 	calls := make([]*fanoutCall, waiters)
+	var hold chan struct{} // closed when the wake has been measured
+	if !closeAtOnce {
+		hold = make(chan struct{})
+		defer close(hold)
+	}
 	start := time.Now()
 	var dial sync.WaitGroup
 	sem := make(chan struct{}, 64) // connections being opened at once
 	for i := range calls {
-		c := &fanoutCall{done: make(chan struct{})}
+		c := &fanoutCall{done: make(chan struct{}), hold: hold}
 		calls[i] = c
 		s := srv[i%2]
 		dial.Add(1)
@@ -189,7 +201,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	res := summarize("fanout", "http", waiters, woken, lat, errs)
 	slices.Sort(lat)
 	if len(lat) > 0 {
-		res.MaxMs = float64(lat[len(lat)-1].Microseconds()) / 1000
+		res.MinMs, res.MaxMs = float64(lat[0].Microseconds())/1000, float64(lat[len(lat)-1].Microseconds())/1000
 	}
 	res.WakeTransactions, res.QuietTransactions, res.QuietSkipped, res.WakeCPUMs = tx2-tx1, tx1-tx0, !quiet, wakeCPU
 	res.QuietRenewals, res.WakeRenewals = renewed1-renewed0, renewals.Load()-renewed1
@@ -309,7 +321,8 @@ func (t *fanoutTokens) ensure(ctx context.Context, forum *services.Forum, waiter
 // fanoutCall is one waiting inbox call on its own connection.
 type fanoutCall struct {
 	done   chan struct{}
-	at     time.Time // when its answer had arrived
+	hold   <-chan struct{} // the connection stays open until it closes (nil: none)
+	at     time.Time       // when its answer had arrived
 	status int
 	found  bool   // the answer holds an item
 	early  string // an answer with an item before the ask was posted
@@ -322,7 +335,8 @@ type fanoutCall struct {
 // calls can take longer than one wait lasts; so is a call refused for a
 // slow server (503) or a slot not yet released (429).
 func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait int, posted *atomic.Bool, renewals *atomic.Int64, opened func()) {
-	defer close(c.done)
+	answered := sync.OnceFunc(func() { close(c.done) })
+	defer answered()
 	u, err := url.Parse(base)
 	if err != nil {
 		c.err = err
@@ -336,7 +350,13 @@ func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait i
 		opened()
 		return
 	}
-	defer conn.Close()
+	defer func() {
+		answered()
+		if c.hold != nil {
+			<-c.hold
+		}
+		conn.Close()
+	}()
 	br := bufio.NewReaderSize(conn, 1024)
 	request := fmt.Sprintf("GET /api/v1/inbox?wait=%d&limit=1&since=%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
 		wait, url.QueryEscape(since), u.Host, secret)
@@ -349,18 +369,14 @@ func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait i
 			c.err = err
 			return
 		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			c.err = err
-			return
-		}
-		body, err := io.ReadAll(resp.Body)
-		c.at, c.status, c.err = time.Now(), resp.StatusCode, err
+		var body []byte
+		c.status, body, c.err = readAnswer(br)
+		c.at = time.Now()
 		c.found = c.status == http.StatusOK && !strings.Contains(string(body), `"items":[]`)
 		if c.found && !posted.Load() {
 			c.early = string(body[:min(len(body), 300)])
 		}
-		if err != nil || c.found || posted.Load() || ctx.Err() != nil {
+		if c.err != nil || c.found || posted.Load() || ctx.Err() != nil {
 			return
 		}
 		if c.status != http.StatusOK {
@@ -371,6 +387,47 @@ func (c *fanoutCall) run(ctx context.Context, base, secret, since string, wait i
 		}
 		renewals.Add(1)
 	}
+}
+
+// readAnswer reads one HTTP/1.1 answer: its status and its body, which
+// must have a Content-Length (Parley's JSON answers do). It is a few
+// lines where net/http's ReadResponse builds a header map, so that ten
+// thousand answers cost the client on the servers' cores as little as
+// reading them can.
+func readAnswer(br *bufio.Reader) (status int, body []byte, err error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return 0, nil, err
+	}
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, nil, fmt.Errorf("fanout: not an HTTP answer: %q", line)
+	}
+	if status, err = strconv.Atoi(string(line[9:12])); err != nil {
+		return 0, nil, fmt.Errorf("fanout: status %q", line[9:12])
+	}
+	length := -1
+	for {
+		line, err = br.ReadSlice('\n')
+		if err != nil {
+			return status, nil, err
+		}
+		h := bytes.TrimRight(line, "\r\n")
+		if len(h) == 0 {
+			break
+		}
+		if name, value, ok := bytes.Cut(h, []byte(":")); ok && bytes.EqualFold(name, []byte("Content-Length")) {
+			if length, err = strconv.Atoi(string(bytes.TrimSpace(value))); err != nil {
+				return status, nil, fmt.Errorf("fanout: Content-Length %q", value)
+			}
+		}
+	}
+	if length < 0 {
+		return status, nil, errors.New("fanout: an answer without Content-Length")
+	}
+	body = make([]byte, length)
+	_, err = io.ReadFull(br, body)
+	return status, body, err
 }
 
 // countWaits counts the waiting calls' slots that still count.

@@ -46,6 +46,7 @@ type benchResult struct {
 	// For fanout: the slowest wake, the database transactions the wake
 	// cost, how long the calls took to be admitted, and each server's
 	// memory and goroutines per waiting call.
+	MinMs            float64 `json:"min_ms,omitempty"`
 	MaxMs            float64 `json:"max_ms,omitempty"`
 	WakeTransactions int64   `json:"wake_transactions,omitempty"`
 	// QuietTransactions: as many seconds just before the post, for
@@ -178,8 +179,8 @@ func printTable(w io.Writer, results []benchResult) {
 		for _, n := range r.Errors {
 			errs += n
 		}
-		fmt.Fprintf(w, "fanout: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
-			r.Agents, r.AdmitSeconds, r.Ops, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
+		fmt.Fprintf(w, "fanout: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in min %.1f ms, p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
+			r.Agents, r.AdmitSeconds, r.Ops, r.MinMs, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
 		if r.QuietSkipped {
 			fmt.Fprintf(w, "  (no quiet window: the admission left too little of the waits)\n")
 		}
