@@ -150,15 +150,17 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 // and returns once a statement has deleted its row — before the call
 // answers, as before, so that a client's next wait never counts its last
 // one. While one batch's statement runs, the next gathers (group commit).
-// A batch holds releaseBatchMax ids at most, so that the first calls of a
-// wake answer after one short statement rather than after all of them.
+// A batch holds releaseBatchMax ids at most, and up to releaseRunners
+// statements run at once, so that the first calls of a wake answer after
+// one short statement and the last do not wait for a chain of them, each
+// delayed by the wake's thousands of runnable goroutines.
 // It holds only ids of this process's own rows, for the time of one
 // statement.
 type slotReleases struct {
 	mu      sync.Mutex
 	full    []*releaseBatch // gathered to releaseBatchMax, in order
 	next    *releaseBatch   // being gathered
-	running bool
+	running int             // runReleases goroutines
 }
 
 // releaseBatchMax is the most slots one statement releases: small enough
@@ -166,6 +168,10 @@ type slotReleases struct {
 // thousand releases take a few dozen statements (measured:
 // docs/performance.md, Fan-out).
 const releaseBatchMax = 250
+
+// releaseRunners is the most release statements in flight, each on a
+// connection of the pool.
+const releaseRunners = 4
 
 // releaseBatch is one DELETE's ids; done is closed once it has run.
 type releaseBatch struct {
@@ -187,8 +193,8 @@ func (f *Forum) releaseWait(id int64) {
 		r.full = append(r.full, b)
 		r.next = nil
 	}
-	if !r.running {
-		r.running = true
+	if r.running == 0 || len(r.full) > 0 && r.running < releaseRunners {
+		r.running++
 		go f.runReleases()
 	}
 	r.mu.Unlock()
@@ -206,7 +212,7 @@ func (f *Forum) runReleases() {
 			b, r.next = r.next, nil
 		}
 		if b == nil {
-			r.running = false
+			r.running--
 			r.mu.Unlock()
 			return
 		}

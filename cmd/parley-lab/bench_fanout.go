@@ -123,10 +123,11 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	// The admissions' statistics reach pg_stat_database within
 	// statsSettle; then a quiet window as long as the wake's, for
 	// comparison (waits renewed meanwhile are counted), then the wake.
-	// When the admission took a third of a wait or more, the quiet
-	// window would outlast the first calls' waits (renewed calls would
-	// fill it, and some would be renewing as the ask comes): then none.
-	quiet := admitted < time.Duration(wait)*time.Second/3
+	// When the admission, the settling and the quiet window together would
+	// come within 3 s of a wait, the first calls' waits would end around
+	// the ask (renewed calls would fill the window, and some would be
+	// renewing as the ask comes): then there is no quiet window.
+	quiet := admitted+2*statsSettle+3*time.Second < time.Duration(wait)*time.Second
 	time.Sleep(statsSettle)
 	tx0, err := transactionsNow(ctx, conn)
 	if err != nil {
