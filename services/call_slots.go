@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -150,28 +151,13 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 // and returns once a statement has deleted its row — before the call
 // answers, as before, so that a client's next wait never counts its last
 // one. While one batch's statement runs, the next gathers (group commit).
-// A batch holds releaseBatchMax ids at most, and up to releaseRunners
-// statements run at once, so that the first calls of a wake answer after
-// one short statement and the last do not wait for a chain of them, each
-// delayed by the wake's thousands of runnable goroutines.
 // It holds only ids of this process's own rows, for the time of one
 // statement.
 type slotReleases struct {
 	mu      sync.Mutex
-	full    []*releaseBatch // gathered to releaseBatchMax, in order
-	next    *releaseBatch   // being gathered
-	running int             // runReleases goroutines
+	next    *releaseBatch
+	running bool
 }
-
-// releaseBatchMax is the most slots one statement releases: small enough
-// that the first calls of a wake answer early, large enough that ten
-// thousand releases take a few dozen statements (measured:
-// docs/performance.md, Fan-out).
-const releaseBatchMax = 250
-
-// releaseRunners is the most release statements in flight, each on a
-// connection of the pool.
-const releaseRunners = 4
 
 // releaseBatch is one DELETE's ids; done is closed once it has run.
 type releaseBatch struct {
@@ -189,12 +175,8 @@ func (f *Forum) releaseWait(id int64) {
 	}
 	b := r.next
 	b.ids = append(b.ids, id)
-	if len(b.ids) == releaseBatchMax {
-		r.full = append(r.full, b)
-		r.next = nil
-	}
-	if r.running == 0 || len(r.full) > 0 && r.running < releaseRunners {
-		r.running++
+	if !r.running {
+		r.running = true
 		go f.runReleases()
 	}
 	r.mu.Unlock()
@@ -205,21 +187,19 @@ func (f *Forum) runReleases() {
 	r := f.releases
 	for {
 		r.mu.Lock()
-		var b *releaseBatch
-		if len(r.full) > 0 {
-			b, r.full = r.full[0], r.full[1:]
-		} else {
-			b, r.next = r.next, nil
-		}
+		b := r.next
+		r.next = nil
 		if b == nil {
-			r.running--
+			r.running = false
 			r.mu.Unlock()
 			return
 		}
 		r.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
-		f.db.WithContext(ctx).Delete(&models.Stream{}, b.ids)
-		cancel()
+		for chunk := range slices.Chunk(b.ids, revokeChunk) {
+			ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+			f.db.WithContext(ctx).Delete(&models.Stream{}, chunk)
+			cancel()
+		}
 		close(b.done)
 	}
 }

@@ -16,18 +16,9 @@ import (
 // readability and peer shutdown; when it fires, a peek (MSG_PEEK, consuming
 // nothing) tells an end of stream or a reset (gone) from the client's next
 // request arriving early (alive: the watch just stops, as watchClient's
-// does). stop returns once gone can no longer be called. ok is false
-// where the connection is not a socket: then the call is not watched and
-// ends at its wait, as before.
-//
-// stop leaves the descriptor registered, disarmed for this call: one ask
-// ends thousands of waits at once, and a system call each to deregister
-// them was a tenth of the wake's CPU. The registration goes with the
-// connection when it is closed (the kernel drops it with the socket, and a
-// descriptor number reused later is a new socket); a connection that waits
-// again is re-registered in place (EEXIST: EPOLL_CTL_MOD); one that sends
-// its next request fires once, for an id no longer watched, and stays
-// disarmed (EPOLLONESHOT).
+// does). stop deregisters the connection and returns once gone can no
+// longer be called. ok is false where the connection is not a socket: then
+// the call is not watched and ends at its wait, as before.
 func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	sc, isSocket := conn.(syscall.Conn)
 	if !isSocket {
@@ -51,18 +42,16 @@ func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	w.watched[id] = goneWatch{fd: fd, gone: gone}
 	w.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
-	err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev)
-	if err == syscall.EEXIST { // watched by an earlier call of this connection
-		err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_MOD, fd, &ev)
-	}
-	if err != nil {
+	if syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
 		w.forget(id)
 		return nil, false
 	}
 	return func() {
-		// Once forgotten, the watcher neither peeks at the descriptor
-		// (which may be closed and reused after this call) nor calls gone.
+		// Forgotten first: once it is, the watcher neither peeks at the
+		// descriptor (which may be closed and reused after this call)
+		// nor calls gone.
 		w.forget(id)
+		syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
 	}, true
 }
 

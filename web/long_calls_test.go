@@ -230,10 +230,11 @@ func TestWaitsPerTokenOverHTTP(t *testing.T) {
 }
 
 // TestGoneAfterAnEarlierWaitOnTheConnection: a connection whose first
-// waiting call ended at its wait (its departure watch stopped, the
-// descriptor left registered: client_gone_epoll_linux.go) waits again; when
-// its client then goes away, the second call's slot is freed at once, not
-// when its wait of 120 s would end.
+// waiting call ended at its wait (its departure watch stopped:
+// client_gone_epoll_linux.go) waits again; when its client then goes away,
+// the second call's slot is freed at once, not when its wait of 120 s
+// would end. (A build that left the first watch registered and did not
+// re-register in place failed here.)
 func TestGoneAfterAnEarlierWaitOnTheConnection(t *testing.T) {
 	limits := services.DefaultLimits()
 	limits.WaitMaxSeconds = 120
