@@ -4,6 +4,7 @@ package web
 
 import (
 	"net"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -11,14 +12,26 @@ import (
 // watchGone calls gone once the client of a waiting read's connection goes
 // away (a FIN or an RST), as watchClient tells it, but without a goroutine
 // per call: the process has one epoll instance for every such connection
-// and one goroutine waiting on it (issue 31: ten thousand waiting calls
-// held three goroutines each). The connection is registered one-shot for
+// and one goroutine reading it (issue 31: ten thousand waiting calls held
+// three goroutines each). The connection is registered one-shot for
 // readability and peer shutdown; when it fires, a peek (MSG_PEEK, consuming
 // nothing) tells an end of stream or a reset (gone) from the client's next
 // request arriving early (alive: the watch just stops, as watchClient's
-// does). stop deregisters the connection and returns once gone can no
-// longer be called. ok is false where the connection is not a socket: then
-// the call is not watched and ends at its wait, as before.
+// does). stop returns once gone can no longer be called. ok is false where
+// the connection is not a socket: then the call is not watched and ends at
+// its wait, as before.
+//
+// stop makes no system call: one ask ends thousands of waits at once, and
+// an epoll_ctl each to deregister them was a tenth of the wake's server
+// CPU. It forgets the registration, which stays in the epoll set until
+// the connection is closed (the kernel drops it with the socket; a
+// descriptor number reused later is a new socket) or fires once more, for
+// an id no longer watched, when the client sends its next request or
+// closes (EPOLLONESHOT then disarms it). A connection that waits again is
+// re-registered in place (EEXIST: EPOLL_CTL_MOD). Those stale events cost
+// little because the watcher waits in Go's own poller, not in a blocking
+// epoll_wait: it is woken as goroutines are, and drains every event ready
+// at once.
 func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	sc, isSocket := conn.(syscall.Conn)
 	if !isSocket {
@@ -42,16 +55,18 @@ func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	w.watched[id] = goneWatch{fd: fd, gone: gone}
 	w.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
-	if syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev) != nil {
+	err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev)
+	if err == syscall.EEXIST { // left by an earlier wait of this connection
+		err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_MOD, fd, &ev)
+	}
+	if err != nil {
 		w.forget(id)
 		return nil, false
 	}
 	return func() {
-		// Forgotten first: once it is, the watcher neither peeks at the
-		// descriptor (which may be closed and reused after this call)
-		// nor calls gone.
+		// Once forgotten, the watcher neither peeks at the descriptor
+		// (which may be closed and reused after this call) nor calls gone.
 		w.forget(id)
-		syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_DEL, fd, nil)
 	}, true
 }
 
@@ -72,11 +87,21 @@ type goneWatch struct {
 	gone func()
 }
 
+// start opens the epoll instance, non-blocking and handed to Go's poller
+// (an epoll descriptor is readable while events are ready), and starts
+// the goroutine that reads it.
 func (w *goneWatcher) start() error {
 	w.once.Do(func() {
 		w.epfd, w.err = syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-		if w.err == nil {
-			go w.loop()
+		if w.err != nil {
+			return
+		}
+		if w.err = syscall.SetNonblock(w.epfd, true); w.err != nil {
+			return
+		}
+		var rc syscall.RawConn
+		if rc, w.err = os.NewFile(uintptr(w.epfd), "gone-epoll").SyscallConn(); w.err == nil {
+			go w.loop(rc)
 		}
 	})
 	return w.err
@@ -88,16 +113,39 @@ func (w *goneWatcher) forget(id uint64) {
 	w.mu.Unlock()
 }
 
-func (w *goneWatcher) loop() {
+// loop takes every ready event without blocking and, when there is none,
+// leaves the goroutine to Go's poller until there is.
+func (w *goneWatcher) loop(rc syscall.RawConn) {
 	events := make([]syscall.EpollEvent, 256)
+	for {
+		n := 0
+		err := rc.Read(func(fd uintptr) bool {
+			var err error
+			n, err = syscall.EpollWait(int(fd), events, 0)
+			return n > 0 || err != nil && err != syscall.EINTR
+		})
+		if err != nil { // Go's poller would not take it: block in epoll_wait
+			w.blockingLoop(events)
+		}
+		w.dispatch(events[:max(n, 0)])
+	}
+}
+
+// blockingLoop waits for events in epoll_wait itself, a thread blocked
+// while none come.
+func (w *goneWatcher) blockingLoop(events []syscall.EpollEvent) {
 	for {
 		n, err := syscall.EpollWait(w.epfd, events, -1)
 		if err != nil {
 			continue // EINTR
 		}
-		for _, ev := range events[:n] {
-			w.fired(uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32)
-		}
+		w.dispatch(events[:n])
+	}
+}
+
+func (w *goneWatcher) dispatch(events []syscall.EpollEvent) {
+	for _, ev := range events {
+		w.fired(uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32)
 	}
 }
 
@@ -109,7 +157,7 @@ func (w *goneWatcher) fired(id uint64) {
 	gw, ok := w.watched[id]
 	if !ok {
 		w.mu.Unlock()
-		return // stopped meanwhile
+		return // stopped meanwhile, or a registration left by a call that ended
 	}
 	var b [1]byte
 	n, _, err := syscall.Recvfrom(gw.fd, b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
