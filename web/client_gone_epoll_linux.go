@@ -120,14 +120,13 @@ func (w *goneWatcher) loop(rc syscall.RawConn) {
 	for {
 		n := 0
 		err := rc.Read(func(fd uintptr) bool {
-			var err error
-			n, err = syscall.EpollWait(int(fd), events, 0)
-			return n > 0 || err != nil && err != syscall.EINTR
+			n, _ = syscall.EpollWait(int(fd), events, 0) // -1 on EINTR: wait again
+			return n > 0
 		})
 		if err != nil { // Go's poller would not take it: block in epoll_wait
 			w.blockingLoop(events)
 		}
-		w.dispatch(events[:max(n, 0)])
+		w.dispatch(events[:n])
 	}
 }
 
