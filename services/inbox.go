@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -67,12 +68,52 @@ type Inbox struct {
 // identity or an escalation (for humans and lock holders), never by one
 // awaiting anyone.
 func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, error) {
+	type result struct {
+		box Inbox
+		err error
+	}
+	done := make(chan result, 1)
+	f.InboxThen(ctx, who, q, func(box Inbox, err error) { done <- result{box, err} })
+	r := <-done
+	return r.box, r.err
+}
+
+// InboxThen is Inbox for a binding that need not hold a goroutine while
+// the call waits (web/inbox_parked.go): answer is called once with what
+// Inbox would return — before InboxThen returns when the call did not
+// wait, else later, from another goroutine (waitThen).
+func (f *Forum) InboxThen(ctx context.Context, who Caller, q InboxQuery, answer func(Inbox, error)) {
+	call, err := f.inboxCall(ctx, who, q)
+	if err != nil {
+		answer(Inbox{}, err)
+		return
+	}
+	news := func(wake func()) func() { return f.hub.onTurn(who, call.addressed, wake) }
+	f.waitThen(ctx, who, call.wait, news, call.read, func(err error) {
+		if err != nil {
+			answer(Inbox{}, err)
+			return
+		}
+		answer(call.box, nil)
+	})
+}
+
+// inboxCall is an inbox call checked and readied: each read fills box.
+type inboxCall struct {
+	box       Inbox
+	addressed bool
+	wait      time.Duration
+	read      func(context.Context) (bool, error)
+}
+
+// inboxCall checks an inbox call and readies its reads.
+func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inboxCall, error) {
 	if err := need(who, RightRead); err != nil {
-		return Inbox{}, err
+		return nil, err
 	}
 	limit, err := f.pageSize(q.Limit)
 	if err != nil {
-		return Inbox{}, err
+		return nil, err
 	}
 	var addressed bool
 	switch q.Addressed {
@@ -80,37 +121,38 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 	case "true":
 		addressed = !mutant("addressed")
 	default:
-		return Inbox{}, Refuse(InvalidBody, "addressed must be true or false").On("addressed")
+		return nil, Refuse(InvalidBody, "addressed must be true or false").On("addressed")
 	}
 	since, err := decodeInboxCursor(q.Since, addressed)
 	if err != nil {
-		return Inbox{}, err
+		return nil, err
 	}
 	if _, err := f.inboxScope(ctx, who, q.Extension); err != nil { // checks the extension
-		return Inbox{}, err
+		return nil, err
 	}
 	if err := f.escalateDue(ctx, who); err != nil {
-		return Inbox{}, err
+		return nil, err
 	}
 	wait, err := f.parseWait(q.Wait)
 	if err != nil {
-		return Inbox{}, err
+		return nil, err
 	}
-	out := Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}
+	call := &inboxCall{box: Inbox{Items: []InboxItem{}, Cursor: encodeInboxCursor(since, addressed)}, addressed: addressed, wait: wait}
+	out := &call.box
 	// A waiting call that its first read found nothing for is served,
 	// once woken, by its process's shared read (inbox_fanout.go), from
 	// the position below which its last read saw nothing for it (from);
 	// the inboxes of humans and lock holders read themselves.
 	var from int64
 	shared := wait > 0 && !who.Human() && !who.LockHolder()
-	err = f.waiting(ctx, who, wait, func() <-chan struct{} { return f.hub.waitTurn(who, addressed) }, func(ctx context.Context) (bool, error) {
+	call.read = func(ctx context.Context) (bool, error) {
 		if shared && from > 0 {
 			box, upTo, ok, err := f.sharedInbox(ctx, fanWaiter{who: who, ext: q.Extension, since: since, from: from, limit: limit, addressed: addressed})
 			if err != nil {
 				return false, err
 			}
 			if ok {
-				out, from = box, max(from, upTo)
+				*out, from = box, max(from, upTo)
 				return len(out.Items) > 0, nil
 			}
 		}
@@ -120,14 +162,11 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 		if shared {
 			seen = &horizon
 		}
-		out, err = f.inboxPageSeen(ctx, who, q.Extension, since, limit, addressed, seen)
+		*out, err = f.inboxPageSeen(ctx, who, q.Extension, since, limit, addressed, seen)
 		from = max(horizon, since+1)
 		return len(out.Items) > 0, err
-	})
-	if err != nil {
-		return Inbox{}, err
 	}
-	return out, nil
+	return call, nil
 }
 
 // inboxPage reads one page of the inbox after the since position, of the

@@ -23,7 +23,13 @@ type hub struct {
 	turns map[turnWaiter]chan struct{} // per identity and view: closed when a turn may have opened for it
 	mods  map[turnWaiter]bool          // waiters in turns that are humans or lock holders
 	pos   int64                        // the highest position announced
-	own   ownWrites                    // on SQLite: this process's positions, for the watcher
+
+	// The waiters that hold no goroutine (onAdvance, onTurn): called once,
+	// at the advance that would have closed their channel.
+	calls     uint64 // the last call's id
+	nextCalls map[uint64]func()
+	turnCalls map[turnWaiter]map[uint64]func()
+	own       ownWrites // on SQLite: this process's positions, for the watcher
 }
 
 // The audiences an advance names besides identities.
@@ -33,7 +39,8 @@ const (
 )
 
 func newHub() *hub {
-	return &hub{next: make(chan struct{}), turns: map[turnWaiter]chan struct{}{}, mods: map[turnWaiter]bool{}}
+	return &hub{next: make(chan struct{}), turns: map[turnWaiter]chan struct{}{}, mods: map[turnWaiter]bool{},
+		nextCalls: map[uint64]func(){}, turnCalls: map[turnWaiter]map[uint64]func(){}}
 }
 
 // wait returns a channel that is closed when the log next advances. Take
@@ -78,33 +85,62 @@ func (h *hub) waitTurn(who Caller, addressed bool) <-chan struct{} {
 // advance wakes the waiters that an advance to pos concerns: every event
 // waiter and stream, and the inboxes of the audience (identities, anyone —
 // but not the addressed views —, moderators); an empty audience is news
-// for everyone.
+// for everyone. The waiters that hold no goroutine are called after the
+// hub's lock is let go, from this goroutine.
 func (h *hub) advance(pos int64, audience ...string) {
+	for _, fn := range h.woken(pos, audience) {
+		fn()
+	}
+}
+
+// woken is advance under the hub's lock: it closes the channels and
+// answers the calls to make.
+func (h *hub) woken(pos int64, audience []string) (calls []func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pos = max(h.pos, pos)
 	close(h.next)
 	h.next = make(chan struct{})
+	for id, fn := range h.nextCalls {
+		calls = append(calls, fn)
+		delete(h.nextCalls, id)
+	}
 	wake := func(k turnWaiter) {
 		if ch, ok := h.turns[k]; ok {
 			close(ch)
 			delete(h.turns, k)
-			delete(h.mods, k)
 		}
+		for _, fn := range h.turnCalls[k] {
+			calls = append(calls, fn)
+		}
+		delete(h.turnCalls, k)
+		delete(h.mods, k)
+	}
+	keys := func(addressedToo bool) []turnWaiter {
+		var ks []turnWaiter
+		for k := range h.turns {
+			if addressedToo || !k.addressed {
+				ks = append(ks, k)
+			}
+		}
+		for k := range h.turnCalls {
+			if _, dup := h.turns[k]; !dup && (addressedToo || !k.addressed) {
+				ks = append(ks, k)
+			}
+		}
+		return ks
 	}
 	if len(audience) == 0 {
-		for k := range h.turns {
+		for _, k := range keys(true) {
 			wake(k)
 		}
-		return
+		return calls
 	}
 	for _, a := range audience {
 		switch a {
 		case audienceAnyone:
-			for k := range h.turns {
-				if !k.addressed {
-					wake(k)
-				}
+			for _, k := range keys(false) {
+				wake(k)
 			}
 		case audienceModerators:
 			for k := range h.mods {
@@ -113,6 +149,53 @@ func (h *hub) advance(pos int64, audience ...string) {
 		default:
 			wake(turnWaiter{a, false})
 			wake(turnWaiter{a, true})
+		}
+	}
+	return calls
+}
+
+// onAdvance is wait for a waiter that holds no goroutine: fn is called
+// once, at the next advance (from the advancing goroutine: it must not
+// block); cancel forgets it.
+func (h *hub) onAdvance(fn func()) (cancel func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls++
+	id := h.calls
+	h.nextCalls[id] = fn
+	return func() {
+		h.mu.Lock()
+		delete(h.nextCalls, id)
+		h.mu.Unlock()
+	}
+}
+
+// onTurn is waitTurn for a waiter that holds no goroutine: fn is called
+// once, at the advance that would close waitTurn's channel; cancel
+// forgets it.
+func (h *hub) onTurn(who Caller, addressed bool, fn func()) (cancel func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := turnWaiter{who.Identity, addressed}
+	h.calls++
+	id := h.calls
+	fns := h.turnCalls[k]
+	if fns == nil {
+		fns = map[uint64]func(){}
+		h.turnCalls[k] = fns
+	}
+	fns[id] = fn
+	if who.Human() || who.LockHolder() {
+		h.mods[k] = true
+	}
+	return func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if fns := h.turnCalls[k]; fns != nil {
+			delete(fns, id)
+			if len(fns) == 0 {
+				delete(h.turnCalls, k)
+			}
 		}
 	}
 }

@@ -29,6 +29,7 @@ type revocations struct {
 type revokeWatch struct {
 	calls int
 	gone  chan struct{}
+	then  map[*func()]bool // the watchers that hold no goroutine (watchTokenThen)
 }
 
 // revokeChunk bounds the ids of one query, under SQLite's and PostgreSQL's
@@ -46,22 +47,38 @@ func (f *Forum) watchToken(who Caller) (gone <-chan struct{}, release func()) {
 	if who.TokenID == 0 {
 		return nil, func() {}
 	}
+	w, release := f.watchTokenThen(who, nil)
+	return w.gone, release
+}
+
+// watchTokenThen is watchToken for a call that holds no goroutine: then,
+// unless nil, is called once the token is found revoked, in a goroutine of
+// its own, unless release came first.
+func (f *Forum) watchTokenThen(who Caller, then func()) (w *revokeWatch, release func()) {
+	if who.TokenID == 0 {
+		return nil, func() {}
+	}
 	r := f.revoked
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	w, ok := r.watched[who.TokenID]
 	if !ok {
-		w = &revokeWatch{gone: make(chan struct{})}
+		w = &revokeWatch{gone: make(chan struct{}), then: map[*func()]bool{}}
 		r.watched[who.TokenID] = w
 	}
 	w.calls++
+	key := &then
+	if then != nil {
+		w.then[key] = true
+	}
 	if !r.running {
 		r.running = true
 		go f.checkRevocations()
 	}
-	return w.gone, func() {
+	return w, func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		delete(w.then, key)
 		if w.calls--; w.calls == 0 && r.watched[who.TokenID] == w {
 			delete(r.watched, who.TokenID)
 		}
@@ -92,14 +109,22 @@ func (f *Forum) checkRevocations() {
 		if err != nil {
 			continue
 		}
+		var then []func()
 		r.mu.Lock()
 		for _, id := range ids {
 			if w, ok := r.watched[id]; ok && !valid[id] {
 				close(w.gone)
+				for fn := range w.then {
+					then = append(then, *fn)
+				}
+				clear(w.then)
 				delete(r.watched, id) // later calls of the token are refused at admission
 			}
 		}
 		r.mu.Unlock()
+		for _, fn := range then {
+			go fn() // an answer may write and serve on its connection
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -11,7 +12,7 @@ const DefaultQueryTimeout = 5 * time.Second
 
 // waiting runs read — one query of the database with the caller's cursor,
 // reporting whether it found anything — and, while it finds nothing, waits
-// for news that may concern it (news gives the hub's channel for that) and
+// for news that may concern it (news registers wake with the hub) and
 // reads again, until wait has passed or the caller is gone. Between reads
 // it holds no database connection: it waits on the hub only. Each read is
 // bounded by the query timeout, so a frozen database still answers
@@ -24,53 +25,140 @@ const DefaultQueryTimeout = 5 * time.Second
 // one query (store_revocations.go), and the call answers token_invalid
 // once its token is revoked. The binding ends ctx when the client goes away, which
 // frees the slot at once.
-func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news func() <-chan struct{}, read func(context.Context) (bool, error)) error {
-	give := time.Now().Add(wait)
-	var gone <-chan struct{} // set once the call waits: its token's revocation
+func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news func(wake func()) (cancel func()), read func(context.Context) (bool, error)) error {
+	done := make(chan error, 1)
+	f.waitThen(ctx, who, wait, news, read, func(err error) { done <- err })
+	return <-done
+}
+
+// waitThen is waiting for a binding that need not hold a goroutine while
+// the call waits (web/inbox_parked.go): answer is called once, with what
+// waiting would return — before waitThen returns when the first read ends
+// the call, else later, from the goroutine that read last. Between reads
+// the call is only registrations: news's for the hub, a timer for its
+// wait, one for ctx's end and one for its token's revocation; the first
+// of them to fire starts the next read in a goroutine of its own, or ends
+// the call. A read is never cut short: an end that comes during one is
+// kept until it returns, and news that comes during one makes another.
+func (f *Forum) waitThen(ctx context.Context, who Caller, wait time.Duration, news func(wake func()) (cancel func()), read func(context.Context) (bool, error), answer func(error)) {
+	c := &waitCall{f: f, ctx: ctx, who: who, give: time.Now().Add(wait), news: news, read: read, answer: answer, reading: true}
+	c.round()
+}
+
+// waitCall is one call of waitThen.
+type waitCall struct {
+	f      *Forum
+	ctx    context.Context
+	who    Caller
+	give   time.Time
+	news   func(wake func()) (cancel func())
+	read   func(context.Context) (bool, error)
+	answer func(error)
+
+	opened  bool     // the slot and the watches are held (after the first read that found nothing)
+	release []func() // what ends them, the slot's release last
+
+	mu         sync.Mutex
+	reading    bool   // a read runs, or the call is ending: no other may start
+	woken      bool   // news came during the read
+	ended      bool   // end came: answer now or, during a read, after it
+	endErr     error  // the end's answer: nil (the wait passed, the client went) or revokedRefusal
+	cancelNews func() // the current registration with the hub
+}
+
+// round reads, and reads again while news came during the read; then the
+// call either ends or waits on its registrations.
+func (c *waitCall) round() {
 	for {
-		signal := news() // before the read: an advance during it is not missed
-		qctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
-		found, err := read(qctx)
-		cancel()
-		left := time.Until(give)
+		c.mu.Lock()
+		c.woken = false
+		c.mu.Unlock()
+		cancel := c.news(c.wake) // before the read: an advance during it is not missed
+		c.mu.Lock()
+		c.cancelNews = cancel
+		c.mu.Unlock()
+		qctx, cancelQ := context.WithTimeout(c.ctx, c.f.queryTimeout)
+		found, err := c.read(qctx)
+		cancelQ()
+		left := time.Until(c.give)
 		if err != nil || found || left <= 0 {
-			return err
+			c.finish(err)
+			return
 		}
-		if gone == nil {
-			release, err := f.openWait(ctx, who, left)
+		if !c.opened {
+			c.opened = true
+			release, err := c.f.openWait(c.ctx, c.who, left)
 			if err != nil {
-				return err
+				c.finish(err)
+				return
 			}
-			defer release()
-			var stop func()
-			gone, stop = f.watchToken(who)
-			defer stop()
-			if gone == nil {
-				gone = make(chan struct{}) // no token: nothing to revoke
-			}
+			_, unwatch := c.f.watchTokenThen(c.who, func() { c.end(revokedRefusal()) })
+			timer := time.AfterFunc(left, func() { c.end(nil) })
+			stopCtx := context.AfterFunc(c.ctx, func() { c.end(nil) })
+			c.release = []func(){func() { timer.Stop() }, func() { stopCtx() }, unwatch, release}
 		}
-		if done, err := f.await(ctx, left, signal, gone); done || err != nil {
-			return err
+		c.mu.Lock()
+		switch {
+		case c.ended:
+			c.mu.Unlock()
+			c.finish(c.endErr)
+			return
+		case c.woken:
+			c.mu.Unlock()
+			continue
 		}
+		c.reading = false
+		c.mu.Unlock()
+		return
 	}
 }
 
-// await waits for signal, at most left: false when the signal came (read
-// again), true when left passed or ctx ended; the caller's refusal once
-// its token is found revoked (gone, see watchToken).
-func (f *Forum) await(ctx context.Context, left time.Duration, signal, gone <-chan struct{}) (bool, error) {
-	timer := time.NewTimer(left)
-	defer timer.Stop()
-	select {
-	case <-signal:
-		return false, nil
-	case <-timer.C:
-		return true, nil
-	case <-ctx.Done():
-		return true, nil
-	case <-gone:
-		return true, revokedRefusal()
+// wake is the hub's call: news that may concern the call. It starts a
+// read unless one runs (which then reads again) or the call has ended.
+func (c *waitCall) wake() {
+	c.mu.Lock()
+	switch {
+	case c.ended:
+	case c.reading:
+		c.woken = true
+	default:
+		c.reading = true
+		go c.round()
 	}
+	c.mu.Unlock()
+}
+
+// end ends the call with err: at once while it waits, after the read
+// while one runs. The first end counts.
+func (c *waitCall) end(err error) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return
+	}
+	c.ended, c.endErr = true, err
+	if c.reading {
+		c.mu.Unlock()
+		return // round finishes it
+	}
+	c.reading = true
+	c.mu.Unlock()
+	c.finish(err)
+}
+
+// finish lets go of every registration, then the slot, and answers.
+func (c *waitCall) finish(err error) {
+	c.mu.Lock()
+	c.ended = true
+	cancel := c.cancelNews
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	for _, r := range c.release {
+		r()
+	}
+	c.answer(err)
 }
 
 // QueryTimeout is the bound of one database round of an operation; the

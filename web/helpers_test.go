@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"gorm.io/gorm"
 
 	"parley/internal/testkit"
@@ -27,6 +28,7 @@ type api struct {
 	forum *services.Forum
 	db    *gorm.DB
 	logs  *syncBuffer
+	app   *fiber.App
 }
 
 // eachServer starts the real application on a random port once per
@@ -61,7 +63,7 @@ func startServerWith(t *testing.T, db *gorm.DB, cfg services.Config, opts web.Op
 		defer cancel()
 		app.ShutdownWithContext(ctx)
 	})
-	return &api{t: t, base: "http://" + ln.Addr().String(), forum: forum, db: db, logs: logs}
+	return &api{t: t, base: "http://" + ln.Addr().String(), forum: forum, db: db, logs: logs, app: app}
 }
 
 // token creates a token the way an operator does, and returns its secret.

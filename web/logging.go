@@ -93,43 +93,64 @@ func (s *server) logRequests(c *fiber.Ctx) error {
 			return herr
 		}
 	}
+	if parked, _ := c.Locals(parkedKey).(bool); parked {
+		return nil // its line is written when it is answered (inbox_parked.go)
+	}
 	took := time.Since(start)
 	status := c.Response().StatusCode()
 	r, _ := c.Locals(refusalKey).(*services.Refusal)
-	binding, operation := s.metrics.label(c)
+	line := s.lineOf(c)
 	calls.mu.Lock()
 	if calls.op != "" {
-		operation = string(calls.op)
+		line.operation = string(calls.op)
 		if r == nil {
 			r = calls.refusal
 		}
 	}
 	calls.mu.Unlock()
-	if binding != bindingMCP || r != nil && calls.op == "" {
-		// A tool call counts itself; /mcp counts here only what the
-		// transport refused before any tool ran.
-		s.metrics.observe(binding, operation, status, took, r)
+	// A tool call counts itself; /mcp counts here only what the transport
+	// refused before any tool ran.
+	counted := line.binding != bindingMCP || r != nil && calls.op == ""
+	s.writeLine(line, status, r, took, counted)
+	return nil
+}
+
+// requestLine is what a request's log line says of it besides its answer.
+type requestLine struct {
+	id, binding, operation, method, route, identity string
+}
+
+func (s *server) lineOf(c *fiber.Ctx) requestLine {
+	binding, operation := s.metrics.label(c)
+	return requestLine{id: requestID(c), binding: binding, operation: operation,
+		method: c.Method(), route: c.Route().Path, identity: caller(c).Identity}
+}
+
+// writeLine writes a request's log line and, when counted, counts it in the
+// metrics.
+func (s *server) writeLine(l requestLine, status int, r *services.Refusal, took time.Duration, counted bool) {
+	if counted {
+		s.metrics.observe(l.binding, l.operation, status, took, r)
 	}
 	// Typed attributes (LogAttrs): a line for each request, ten thousand
 	// at once when one ask wakes every waiting call.
 	attrs := make([]slog.Attr, 0, 9)
 	attrs = append(attrs,
-		slog.String("request_id", requestID(c)),
-		slog.String("binding", binding),
-		slog.String("operation", operation),
-		slog.String("method", c.Method()),
-		slog.String("route", c.Route().Path),
+		slog.String("request_id", l.id),
+		slog.String("binding", l.binding),
+		slog.String("operation", l.operation),
+		slog.String("method", l.method),
+		slog.String("route", l.route),
 		slog.Int("status", status),
 	)
 	if r != nil {
 		attrs = append(attrs, slog.String("reason", string(r.Reason)))
 	}
 	attrs = append(attrs, slog.Float64("duration_ms", float64(took.Microseconds())/1000))
-	if id := caller(c).Identity; id != "" {
-		attrs = append(attrs, slog.String("identity", id))
+	if l.identity != "" {
+		attrs = append(attrs, slog.String("identity", l.identity))
 	}
 	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
-	return nil
 }
 
 const toolCallsKey = "parley.toolcalls"

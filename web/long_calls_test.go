@@ -244,50 +244,58 @@ func TestGoneAfterAnEarlierWaitOnTheConnection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := url.Parse(a.base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn, err := net.Dial("tcp", u.Host)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		br := bufio.NewReader(conn)
-		call := func(wait int) {
-			t.Helper()
-			_, err := fmt.Fprintf(conn, "GET /api/v1/events?wait=%d&since=%s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
-				wait, url.QueryEscape(now), u.Host, bob)
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		call(1)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK || waitRows(t, a) != 0 {
-			t.Fatalf("a first wait of 1 s: %d %s, %d slots held after it", resp.StatusCode, body, waitRows(t, a))
-		}
-		call(120)
-		deadline := time.Now().Add(30 * time.Second)
-		for waitRows(t, a) < 1 {
-			if time.Now().After(deadline) {
-				t.Fatal("the second wait holds no slot after 30 s")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		conn.Close()
-		deadline = time.Now().Add(60 * time.Second)
-		for waitRows(t, a) > 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the client went away 60 s ago: its second wait still holds its slot")
-			}
-			time.Sleep(5 * time.Millisecond)
+		// Events wait on their connection's goroutine; an inbox call is
+		// parked off it (inbox_parked.go).
+		for _, path := range []string{"/api/v1/events?since=" + url.QueryEscape(now), "/api/v1/inbox?limit=5"} {
+			goneAfterAnEarlierWait(t, a, bob, path)
 		}
 	})
+}
+
+func goneAfterAnEarlierWait(t *testing.T, a *api, bob, path string) {
+	u, err := url.Parse(a.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	call := func(wait int) {
+		t.Helper()
+		_, err := fmt.Fprintf(conn, "GET %s&wait=%d HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+			path, wait, u.Host, bob)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	call(1)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || waitRows(t, a) != 0 {
+		t.Fatalf("a first wait of 1 s: %d %s, %d slots held after it", resp.StatusCode, body, waitRows(t, a))
+	}
+	call(120)
+	deadline := time.Now().Add(30 * time.Second)
+	for waitRows(t, a) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second wait holds no slot after 30 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	conn.Close()
+	deadline = time.Now().Add(60 * time.Second)
+	for waitRows(t, a) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the client went away 60 s ago: its second wait still holds its slot")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestLiveStreamsPerSessionOverHTTP: one session holds at most 8 /live

@@ -93,6 +93,14 @@ type server struct {
 	trusted []netip.Prefix // see Options.TrustedProxies
 	metrics *metrics       // counted always, served when Options.Metrics is set
 	scrape  *MetricsOptions
+
+	// For the waiting inbox calls parked off their goroutines (inbox_parked.go).
+	srv            *fasthttp.Server
+	parked         *parkedCalls
+	requestTimeout time.Duration
+	waitMax        time.Duration
+	writeTimeout   time.Duration
+	maxConns       int
 }
 
 // New builds the Fiber application serving forum.
@@ -109,7 +117,9 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	// allows the longest wait; mcp bounds the tools that do not wait.
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
 	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, oauth: opts.OAuth, mcpAuth: opts.MCPOAuth, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies,
-		metrics: newMetrics(forum), scrape: opts.Metrics}
+		metrics: newMetrics(forum), scrape: opts.Metrics,
+		parked: &parkedCalls{}, requestTimeout: opts.RequestTimeout, waitMax: time.Duration(forum.Limits().WaitMaxSeconds) * time.Second,
+		writeTimeout: opts.WriteTimeout, maxConns: opts.MaxConns}
 	cfg := fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
@@ -127,6 +137,10 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	}
 	proxyConfig(&cfg, opts.TrustedProxies)
 	app := fiber.New(cfg)
+	s.srv = app.Server()
+	s.srv.KeepHijackedConns = true // parked calls' connections (inbox_parked.go)
+	s.srv.MaxIdleWorkerDuration = idleWorkers
+	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); return nil })
 	s.refuseUnknownMethods(app)
 	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)
 	app.Use(secureHeaders)
@@ -157,16 +171,33 @@ func withDeadline(h http.Handler, d time.Duration) http.Handler {
 // themselves.
 func deadline(d, waitMax time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		total := d
-		if w, err := strconv.Atoi(c.Query("wait")); err == nil && w > 0 {
-			total += min(time.Duration(w)*time.Second, waitMax)
-		}
-		ctx, cancel := context.WithTimeout(c.UserContext(), total)
+		w, _ := strconv.Atoi(c.Query("wait"))
+		ctx, cancel := context.WithTimeout(c.UserContext(), waitBudget(d, waitMax, w))
 		defer cancel()
 		c.SetUserContext(ctx)
 		return c.Next()
 	}
 }
+
+// waitBudget is the deadline of a request that waits wait seconds (none
+// when wait <= 0), at most waitMax.
+func waitBudget(d, waitMax time.Duration, wait int) time.Duration {
+	if wait > 0 {
+		d += min(time.Duration(wait)*time.Second, waitMax)
+	}
+	return d
+}
+
+// idleWorkers is how long fasthttp keeps a connection worker (a goroutine)
+// that has nothing to serve; it drops those idle longer at this interval.
+// Its default, 10 s, kept the workers of a burst of waiting calls — which
+// each let go of theirs when parked — for up to 20 s: as many goroutines
+// as calls, with the stacks they had grown.
+const idleWorkers = time.Second
+
+// parkedGrace bounds how long a shutdown waits for the parked calls'
+// answers to be written.
+const parkedGrace = 5 * time.Second
 
 // refuseUnknownMethods answers a request whose method Fiber does not know
 // with the refusal object. Fiber itself would answer it as plain text,

@@ -116,10 +116,6 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		time.Sleep(100 * time.Millisecond)
 	}
 	admitted := time.Since(start)
-	var during [2]serverMemory
-	for i, s := range srv {
-		during[i] = s.memory()
-	}
 	// The admissions' statistics reach pg_stat_database within
 	// statsSettle; then a quiet window as long as the wake's, for
 	// comparison (waits renewed meanwhile are counted), then the wake.
@@ -129,6 +125,13 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	// renewing as the ask comes): then there is no quiet window.
 	quiet := admitted+2*statsSettle+3*time.Second < time.Duration(wait)*time.Second
 	time.Sleep(statsSettle)
+	// The memory of the calls waiting, once the admission's burst has
+	// settled too: the server's idle connection workers of the burst have
+	// gone (web: idleWorkers), and what is left is the calls'.
+	var during [2]serverMemory
+	for i, s := range srv {
+		during[i] = s.memory()
+	}
 	tx0, err := transactionsNow(ctx, conn)
 	if err != nil {
 		return benchResult{}, err
