@@ -166,7 +166,6 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	p.end()
 	status, body, r := p.encode()
 	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
 	setSecureHeaders(&resp.Header)
 	resp.Header.Set(headerRequestID, p.line.id)
 	resp.SetStatusCode(status)
@@ -185,6 +184,8 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	raw.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	_, err := resp.WriteTo(raw)
 	raw.SetWriteDeadline(time.Time{})
+	fasthttp.ReleaseResponse(resp)
+	p.out = services.Inbox{} // not kept for the connection's life
 	s.parked.done(p)
 	if err != nil || closing {
 		raw.Close()
