@@ -219,6 +219,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		if before[i].goroutines >= 0 && during[i].goroutines >= 0 {
 			m.Goroutines = float64(during[i].goroutines-before[i].goroutines) / per
 			m.HeapKB = float64(during[i].heap-before[i].heap) / 1024 / per
+			m.LiveKB = float64(during[i].live-before[i].live) / 1024 / per
 			m.StackKB = float64(during[i].stack-before[i].stack) / 1024 / per
 		}
 		res.PerWaiter = append(res.PerWaiter, m)
@@ -263,7 +264,8 @@ func (s fanoutServer) profileWake(seconds int) <-chan struct{} {
 // serverMemory is a server's memory and goroutines at one moment.
 type serverMemory struct {
 	rssKB       int64
-	heap, stack int64 // bytes in use after a collection
+	heap, stack int64 // bytes in use after a collection: the heap's spans, the stacks
+	live        int64 // the heap's objects after a collection (HeapAlloc): heap less the spans' free room
 	goroutines  int
 }
 
@@ -285,6 +287,7 @@ func (s fanoutServer) memory() serverMemory {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Sscanf(line, "# HeapInuse = %d", &m.heap)
+			fmt.Sscanf(line, "# HeapAlloc = %d", &m.live)
 			fmt.Sscanf(line, "# Stack = %d", &m.stack)
 		}
 		resp.Body.Close()
@@ -297,6 +300,7 @@ type fanoutMemory struct {
 	Server     string  `json:"server"`
 	RSSKB      float64 `json:"rss_kb"`
 	HeapKB     float64 `json:"heap_kb"`
+	LiveKB     float64 `json:"live_kb"`
 	StackKB    float64 `json:"stack_kb"`
 	Goroutines float64 `json:"goroutines"`
 }

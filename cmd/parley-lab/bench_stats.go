@@ -188,7 +188,7 @@ func printTable(w io.Writer, results []benchResult) {
 			fmt.Fprintf(w, "  CPU from the post to the last answer (%.0f ms): %v ms\n", r.MaxMs, r.WakeCPUMs)
 		}
 		for _, m := range r.PerWaiter {
-			fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB, heap %.1f KiB, stacks %.1f KiB (after GC), %.2f goroutines\n", m.Server, m.RSSKB, m.HeapKB, m.StackKB, m.Goroutines)
+			fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB, heap %.1f KiB (%.1f KiB of objects), stacks %.1f KiB (after GC), %.2f goroutines\n", m.Server, m.RSSKB, m.HeapKB, m.LiveKB, m.StackKB, m.Goroutines)
 		}
 	}
 }

@@ -125,9 +125,11 @@ func runServe(args []string) error {
 		ln.Close()
 		return err
 	}
+	// Logged before the first request can be served (the socket listens
+	// already): a client that finds the server up finds this line written.
+	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns, "metrics", *metricsOn)
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(web.Steady(ln, logger)) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "database", cfg.DBKind(), "realm", forum.Realm(), "max_conns", conns, "metrics", *metricsOn)
 	if err := sdNotify("READY=1"); err != nil {
 		logger.Warn("systemd notify", "err", err)
 	}
