@@ -198,11 +198,11 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 // would have sent them.
 func (p *parkedCall) encode() (int, []byte, *services.Refusal) {
 	if p.err == nil {
-		if body, err := json.Marshal(p.out); err == nil {
+		body, err := json.Marshal(p.out)
+		if err == nil {
 			return fiber.StatusOK, body, nil
-		} else {
-			p.err = err
 		}
+		p.err = err
 	}
 	r, unexpected := services.AsRefusal(p.err)
 	if unexpected {
