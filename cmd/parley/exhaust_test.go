@@ -25,7 +25,7 @@ func TestConnectionExhaustion(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "parley.db")
 	p := startServe(t, db, []string{"prlimit", "--nofile=300:300"}, "--read-timeout", "2s")
-	if !strings.Contains(p.Stderr.String(), "max_conns=") || strings.Contains(p.Stderr.String(), "max_conns=10000") {
+	if !p.WaitLog("max_conns=") || strings.Contains(p.Stderr.String(), "max_conns=10000") {
 		t.Fatalf("the connection cap was not fitted under the file limit:\n%s", p.Tail())
 	}
 

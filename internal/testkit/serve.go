@@ -3,6 +3,7 @@ package testkit
 import (
 	"net/http"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -83,6 +84,20 @@ func (p *Proc) URL(path string) string { return "http://" + p.Addr + path }
 func (p *Proc) Tail() string {
 	log := p.Stderr.String()
 	return log[max(0, len(log)-4000):]
+}
+
+// WaitLog waits until the server's log holds s and reports whether it
+// came within the start bound. A line the server wrote before it served
+// can still be in the pipe when its first answer arrives: the log reaches
+// Stderr through a goroutine of os/exec.
+func (p *Proc) WaitLog(s string) bool {
+	for deadline := time.Now().Add(startBound); !strings.Contains(p.Stderr.String(), s); {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
 }
 
 // Kill sends SIGKILL and waits for the process to be gone.
