@@ -149,7 +149,7 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 	now := f.timestamp()
 	items := make([]InboxItem, len(rows))
 	for i, r := range rows {
-		items[i] = InboxItem{Thread: f.threadShape(r.thread, now), Message: messageShape(r.message), position: r.thread.TurnSeq}
+		items[i] = InboxItem{Thread: f.threadShape(r.thread, now), Message: messageShape(r.message), position: r.thread.TurnSeq, shared: &sharedJSON{}}
 	}
 	for _, w := range batch {
 		a := fanAnswer{upTo: upTo, covered: w.from < upTo}

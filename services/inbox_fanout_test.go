@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -75,6 +77,13 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 			}
 			if len(got.Items) == 0 || !slices.Equal(turnsOf(got), turnsOf(want)) || got.Cursor != want.Cursor {
 				t.Errorf("waiter %d (%s %+v) answered %v %s; its own read %v %s", i, c.who.Identity, c.q, turnsOf(got), got.Cursor, turnsOf(want), want.Cursor)
+			}
+			// The round encodes each item once for all its waiters: the
+			// bytes are those of the waiter's own read.
+			gotJSON, err1 := json.Marshal(got)
+			wantJSON, err2 := json.Marshal(want)
+			if err1 != nil || err2 != nil || !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("waiter %d's answer encodes as\n%s (%v)\nits own read as\n%s (%v)", i, gotJSON, err1, wantJSON, err2)
 			}
 		}
 		rounds, served := w.forum.FanoutStats()
