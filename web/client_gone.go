@@ -65,7 +65,13 @@ func watchClient(conn net.Conn, keep bool) (gone <-chan struct{}, stop func()) {
 // passed (issue 23). The watch costs no goroutine of its own on Linux
 // (watchGone).
 func endWaitWhenGone(c *fiber.Ctx) error {
-	if w, err := strconv.Atoi(c.Query("wait")); err != nil || w <= 0 {
+	// Most requests have no wait, and Atoi's error for "" is an allocation
+	// on every one of them.
+	wait := c.Query("wait")
+	if wait == "" {
+		return c.Next()
+	}
+	if w, err := strconv.Atoi(wait); err != nil || w <= 0 {
 		return c.Next()
 	}
 	ctx, cancel := context.WithCancel(c.UserContext())
