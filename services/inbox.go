@@ -43,38 +43,33 @@ type sharedJSON struct {
 
 // MarshalJSON encodes the page as its fields say (TestInboxEncoding holds
 // it to encoding/json's reading of them), without a walk by reflection of
-// its items, each of which encodes itself: a fan-out answers thousands of
-// pages at once.
+// its items, each of which encodes itself, and in one allocation of the
+// page's size: a fan-out answers thousands of pages at once, while the
+// heap holds every waiting call's.
 func (b Inbox) MarshalJSON() ([]byte, error) {
 	if b.Items == nil {
 		return json.Marshal(inboxFields(b))
 	}
-	return b.AppendJSON(make([]byte, 0, 1024))
-}
-
-// AppendJSON appends MarshalJSON's encoding to dst, for a binding that
-// writes it from a buffer it reuses.
-func (b Inbox) AppendJSON(dst []byte) ([]byte, error) {
-	if b.Items == nil {
-		enc, err := b.MarshalJSON()
-		return append(dst, enc...), err
-	}
-	dst = append(dst, `{"items":[`...)
-	for i, it := range b.Items {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		enc, err := it.MarshalJSON()
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, enc...)
-	}
 	cursor, err := json.Marshal(b.Cursor)
 	if err != nil {
-		return dst, err
+		return nil, err
 	}
-	return append(append(append(dst, `],"cursor":`...), cursor...), '}'), nil
+	items := make([][]byte, len(b.Items))
+	size := len(`{"items":[],"cursor":}`) + len(cursor)
+	for i, it := range b.Items {
+		if items[i], err = it.MarshalJSON(); err != nil {
+			return nil, err
+		}
+		size += len(items[i]) + 1
+	}
+	out := append(make([]byte, 0, size), `{"items":[`...)
+	for i, enc := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, enc...)
+	}
+	return append(append(append(out, `],"cursor":`...), cursor...), '}'), nil
 }
 
 // inboxFields and inboxItemFields are Inbox and InboxItem without their

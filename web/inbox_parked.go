@@ -164,8 +164,7 @@ func (p *parkedCall) hijacked(hj net.Conn) {
 func (p *parkedCall) deliver(raw, next net.Conn) {
 	s := p.s
 	p.end()
-	buf := answerBodies.Get().(*[]byte)
-	status, body, r := p.encode((*buf)[:0])
+	status, body, r := p.encode()
 	resp := fasthttp.AcquireResponse()
 	setSecureHeaders(&resp.Header)
 	resp.Header.Set(headerRequestID, p.line.id)
@@ -186,10 +185,6 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	_, err := resp.WriteTo(raw)
 	raw.SetWriteDeadline(time.Time{})
 	fasthttp.ReleaseResponse(resp)
-	if cap(body) <= 64<<10 { // a rare large page is not kept
-		*buf = body[:0]
-		answerBodies.Put(buf)
-	}
 	p.out = services.Inbox{} // not kept for the connection's life
 	s.parked.done(p)
 	if err != nil || closing {
@@ -199,13 +194,13 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	s.srv.ServeConn(next)
 }
 
-// encode is the answer's status and body (appended to dst), as the
-// handler and handleError would have sent them.
-func (p *parkedCall) encode(dst []byte) (int, []byte, *services.Refusal) {
+// encode is the answer's status and body, as the handler and handleError
+// would have sent them.
+func (p *parkedCall) encode() (int, []byte, *services.Refusal) {
 	if p.err == nil {
 		// What json.Marshal would write, less its check of the page's own
 		// encoding (services.TestInboxEncoding holds that encoding).
-		body, err := p.out.AppendJSON(dst)
+		body, err := p.out.MarshalJSON()
 		if err == nil {
 			return fiber.StatusOK, body, nil
 		}
@@ -216,13 +211,8 @@ func (p *parkedCall) encode(dst []byte) (int, []byte, *services.Refusal) {
 		p.s.log.Error("request failed", "request_id", p.line.id, "method", p.line.method, "route", p.line.route, "err", p.err)
 	}
 	body, _ := json.Marshal(services.RefusalBody{Error: r})
-	return r.Status, append(dst[:0], body...), r
+	return r.Status, body, r
 }
-
-// answerBodies are buffers for answers' bodies: a wake writes thousands at
-// once, and each allocated anew added to the garbage collector's work
-// while ten thousand calls' worth of heap was live.
-var answerBodies = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // end lets go of the call's context and departure watch.
 func (p *parkedCall) end() {
