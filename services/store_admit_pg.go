@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,41 +26,22 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	}
 	now := f.now().UTC()
 	buckets := f.buckets(operation)
-	// The bucket names are constants of this file's package, never input.
 	var names []string
 	for _, b := range buckets {
 		if b.limit > 0 {
-			names = append(names, "('"+b.bucket+"')")
+			names = append(names, b.bucket)
 		}
-	}
-	counted := `SELECT NULL::text AS bucket, NULL::int AS count WHERE false`
-	if len(names) > 0 {
-		counted = `INSERT INTO rate_windows (token_id, bucket, window_start, count)
-			SELECT tok.id, b.bucket, ` + strconv.FormatInt(now.Truncate(time.Minute).Unix(), 10) + `, 1
-			FROM tok, (VALUES ` + strings.Join(names, ", ") + `) AS b(bucket)
-			WHERE tok.secret_hash = ? AND tok.revoked_at IS NULL
-			ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
-			RETURNING bucket, count`
 	}
 	args := []any{public}
 	if len(names) > 0 {
-		args = append(args, sum[:])
+		args = append(args, now.Truncate(time.Minute).Unix(), sum[:])
 	}
 	// With read replicas, the WAL position a recent writer's reads need
 	// (replicas.go); without, a constant NULL.
-	wrote := `NULL::text`
 	if f.reads != nil {
-		wrote = recentWriteSQL("tok.identity")
 		args = append(args, now.Add(-f.reads.readYourWritesWindow()))
 	}
-	q := f.db.WithContext(ctx).Raw(`WITH tok AS (
-			SELECT id, secret_hash, identity, author_kind, label, rights, owner, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
-		counted AS (`+counted+`)
-		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.owner, tok.revoked_at, tok.last_used_at,
-			(SELECT count FROM counted WHERE bucket = 'requests'), (SELECT count FROM counted WHERE bucket = 'posts'),
-			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL),
-			`+wrote+`
-		FROM tok`, args...)
+	q := f.db.WithContext(ctx).Raw(admitStatement(names, f.reads != nil), args...)
 	var (
 		id                         int64
 		hash                       []byte
@@ -90,6 +72,48 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	return Caller{Identity: identity, Kind: AuthorKind(kind), Rights: rights, Label: label, TokenID: id,
 		Owner: ownerOf(identity, kind, owner),
 		due:   dueProbe{known: true, next: nextDue}, wroteAt: wroteAt.String}, nil
+}
+
+// admitStatements are admitPG's statements by their buckets and replicas:
+// a few constant texts (the window is a parameter, so the text does not
+// change each minute, which made every connection prepare it anew), built
+// once rather than on every request.
+var admitStatements sync.Map // string → string
+
+// admitStatement is admitPG's statement for the buckets named (constants
+// of this package, never input) and with or without read replicas.
+func admitStatement(buckets []string, replicas bool) string {
+	key := strings.Join(buckets, ",") + "/" + strconv.FormatBool(replicas)
+	if text, ok := admitStatements.Load(key); ok {
+		return text.(string)
+	}
+	counted := `SELECT NULL::text AS bucket, NULL::int AS count WHERE false`
+	if len(buckets) > 0 {
+		values := make([]string, len(buckets))
+		for i, b := range buckets {
+			values[i] = "('" + b + "')"
+		}
+		counted = `INSERT INTO rate_windows (token_id, bucket, window_start, count)
+			SELECT tok.id, b.bucket, ?::bigint, 1
+			FROM tok, (VALUES ` + strings.Join(values, ", ") + `) AS b(bucket)
+			WHERE tok.secret_hash = ? AND tok.revoked_at IS NULL
+			ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
+			RETURNING bucket, count`
+	}
+	wrote := `NULL::text`
+	if replicas {
+		wrote = recentWriteSQL("tok.identity")
+	}
+	text := `WITH tok AS (
+			SELECT id, secret_hash, identity, author_kind, label, rights, owner, revoked_at, last_used_at FROM tokens WHERE public_id = ?),
+		counted AS (` + counted + `)
+		SELECT tok.id, tok.secret_hash, tok.identity, tok.author_kind, tok.label, tok.rights, tok.owner, tok.revoked_at, tok.last_used_at,
+			(SELECT count FROM counted WHERE bucket = 'requests'), (SELECT count FROM counted WHERE bucket = 'posts'),
+			(SELECT min(reply_by) FROM threads WHERE reply_by IS NOT NULL AND escalated_at IS NULL),
+			` + wrote + `
+		FROM tok`
+	admitStatements.Store(key, text)
+	return text
 }
 
 // dueProbe is what a request's admission learned of reply-by deadlines: the
