@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -66,7 +67,7 @@ func turnFields(r *turnRow) []any {
 func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since int64, limit int, addressed bool, horizon *int64) ([]turnRow, error) {
 	sql, args := inboxTurnsSQL(who, ext, since, limit, addressed)
 	if models.IsPostgresDB(f.db) {
-		rows, ok, err := f.inboxTurnsPgx(ctx, sql, args, limit, horizon)
+		rows, ok, err := f.inboxTurnsPgx(ctx, inboxTurnsText(ext != "", limit, addressed).postgres, args, limit, horizon)
 		if ok || err != nil {
 			return rows, err
 		}
@@ -80,7 +81,8 @@ func (f *Forum) inboxTurns(ctx context.Context, who Caller, ext string, since in
 	return rowsOf(f.db.WithContext(ctx).Raw(sql, args...), limit, turnFields)
 }
 
-// inboxTurnsPgx sends the page's statement to pgx in one batch behind
+// inboxTurnsPgx sends the page's statement (sql, numbered for PostgreSQL)
+// to pgx in one batch behind
 // genericPlanPG and, when horizon is not nil, the horizon's statement,
 // sets *horizon and answers the page; ok is false when pgx is out of
 // reach (see onPgx).
@@ -91,7 +93,7 @@ func (f *Forum) inboxTurnsPgx(ctx context.Context, sql string, args []any, limit
 		if horizon != nil {
 			b.Queue(horizonPG, positionsPerTx)
 		}
-		b.Queue(numbered(sql), args...)
+		b.Queue(sql, args...)
 		br := c.SendBatch(ctx, &b)
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {
@@ -139,32 +141,63 @@ const genericPlanPG = "SELECT set_config('plan_cache_mode', 'force_generic_plan'
 var horizonPG = numbered(horizonSQL)
 
 func inboxTurnsSQL(who Caller, ext string, since int64, limit int, addressed bool) (string, []any) {
+	text := inboxTurnsText(ext != "", limit, addressed)
+	args := []any{who.Identity}
+	if ext != "" {
+		args = append(args, "", ext)
+	}
+	args = append(args, since, who.Identity, ext)
+	if !addressed {
+		args = append(args, anyone.identity, since, who.Identity, ext)
+	}
+	return text.sqlite, args
+}
+
+// inboxTexts are the inbox statement's texts by their shape (inboxShape):
+// a few hundred at most (page sizes are bounded), each built once. Built
+// on every call, and renumbered for PostgreSQL rune by rune, they were the
+// most of an inbox call's allocations.
+var inboxTexts sync.Map // inboxShape → fixedSQL
+
+// inboxShape is what the inbox statement's text depends on.
+type inboxShape struct {
+	extension, addressed bool
+	limit                int
+}
+
+// inboxTurnsText is the inbox statement's text for its shape, with ?
+// (SQLite) and $n (PostgreSQL) placeholders; inboxTurnsSQL gives the
+// arguments in their order.
+func inboxTurnsText(extension bool, limit int, addressed bool) fixedSQL {
+	key := inboxShape{extension, addressed, limit}
+	if text, ok := inboxTexts.Load(key); ok {
+		return text.(fixedSQL)
+	}
 	branch := `SELECT * FROM (SELECT ` + qualified("threads", threadColumns) + ` FROM threads
 		JOIN messages turn ON turn.id = threads.turn_message_id
 		WHERE threads.awaiting_identity = ? %s AND threads.turn_seq > ?
 		  AND threads.record_state NOT IN ` + terminalList + `
 		  AND NOT (turn.author_identity = ? AND turn.author_extension = ?)
 		ORDER BY threads.turn_seq LIMIT ` + strconv.Itoa(limit) + `) %s`
-	mineExt, mineArgs := "", []any{who.Identity}
-	if ext != "" {
+	mineExt := ""
+	if extension {
 		// From an extension, a turn addressed to another extension of the
 		// caller's identity is not its own (see Inbox).
 		mineExt = "AND threads.awaiting_extension IN (?, ?)"
-		mineArgs = append(mineArgs, "", ext)
 	}
-	mineArgs = append(mineArgs, since, who.Identity, ext)
 	// The page's turn messages join it once it is cut to limit rows: the
 	// branches' rows, twice as many, carry no message bodies.
 	withMessages := func(page string) string {
 		return "WITH page AS (" + page + ") SELECT page.*, " + turnColumns +
 			" FROM page JOIN messages turn ON turn.id = page.turn_message_id ORDER BY page.turn_seq"
 	}
-	if addressed {
-		return withMessages(fmt.Sprintf(branch, mineExt, "mine")), mineArgs
+	page := fmt.Sprintf(branch, mineExt, "mine")
+	if !addressed {
+		page += " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT " + strconv.Itoa(limit)
 	}
-	anyArgs := []any{anyone.identity, since, who.Identity, ext}
-	page := fmt.Sprintf(branch, mineExt, "mine") + " UNION ALL " + fmt.Sprintf(branch, "", "anyone") + " ORDER BY turn_seq LIMIT " + strconv.Itoa(limit)
-	return withMessages(page), append(mineArgs, anyArgs...)
+	text := fixed(withMessages(page))
+	inboxTexts.Store(key, text)
+	return text
 }
 
 // terminalList is terminalStates as an SQL list of literals.
