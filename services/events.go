@@ -59,7 +59,7 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 		return EventPage{}, err
 	}
 	out := EventPage{Events: []Event{}, Cursor: encodeCursor(since)}
-	err = f.waiting(ctx, who, wait, f.hub.onAdvance, func(ctx context.Context) (bool, error) {
+	err = f.waiting(ctx, who, wait, f.hub.eventNews(), func(ctx context.Context) (bool, error) {
 		var err error
 		out, err = f.eventPage(ctx, thread, since, limit)
 		return len(out.Events) > 0, err

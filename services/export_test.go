@@ -53,6 +53,10 @@ func (f *Forum) FanoutStats() (rounds, served int64) {
 	return f.fan.rounds.Load(), f.fan.served.Load()
 }
 
+// HubRegistrations counts the waiting calls' registrations with the hub
+// so far.
+func (f *Forum) HubRegistrations() int64 { return f.hub.registrations.Load() }
+
 // WakeAll wakes every waiting call of this process as the backstop does,
 // so that a test can write through another Forum first and then wake them.
 func (f *Forum) WakeAll() { f.hub.advance(0) }

@@ -146,8 +146,7 @@ func (f *Forum) InboxThen(ctx context.Context, who Caller, q InboxQuery, answer 
 		answer(Inbox{}, err)
 		return
 	}
-	news := func(wake func()) func() { return f.hub.onTurn(who, call.addressed, wake) }
-	f.waitThen(ctx, who, call.wait, news, call.read, func(err error) {
+	f.waitThen(ctx, who, call.wait, f.hub.turnNews(who, call.addressed), call.read, func(err error) {
 		if err != nil {
 			answer(Inbox{}, err)
 			return

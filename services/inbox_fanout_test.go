@@ -59,6 +59,7 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 		ended := other.must(alice, env{"kind": "ask", "body": "Closed at once."})
 		other.must(hal, env{"kind": "mark", "thread": ended.Thread.ID, "state": "closed", "body": "Never mind."})
 		rounds0, served0 := w.forum.FanoutStats()
+		regs0 := w.forum.HubRegistrations()
 		w.forum.WakeAll()
 		if box := <-frank; box.Items == nil || len(box.Items) != 0 {
 			t.Fatalf("frank's waiting inbox answered %#v", box)
@@ -85,6 +86,11 @@ func TestFanoutAnswersAsOwnRead(t *testing.T) {
 			if err1 != nil || err2 != nil || !bytes.Equal(gotJSON, wantJSON) {
 				t.Errorf("waiter %d's answer encodes as\n%s (%v)\nits own read as\n%s (%v)", i, gotJSON, err1, wantJSON, err2)
 			}
+		}
+		// A woken call that its round answers does not register with the
+		// hub again; frank, served nothing, does (once for each wake-up).
+		if regs := w.forum.HubRegistrations() - regs0; regs >= int64(len(queries)) {
+			t.Errorf("the wake made %d registrations with the hub for %d calls answered and frank's", regs, len(queries))
 		}
 		rounds, served := w.forum.FanoutStats()
 		if served-served0 < int64(len(queries)) || rounds-rounds0 >= int64(len(queries)) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 )
@@ -30,6 +31,33 @@ type hub struct {
 	nextCalls map[uint64]func()
 	turnCalls map[turnWaiter]map[uint64]func()
 	own       ownWrites // on SQLite: this process's positions, for the watcher
+
+	// The advances so far, and those that may have opened a turn for
+	// someone (any audience but "-"): a read between two equal counts
+	// missed nothing (waitNews). Counted under mu, before the waiters of
+	// the advance are collected.
+	advances, turnAdvances atomic.Uint64
+
+	registrations atomic.Int64 // onAdvance and onTurn calls, for tests
+}
+
+// waitNews is how a waiting call hears of news: on registers wake, called
+// once at an advance that may concern the call (cancel forgets it); count
+// counts at least every such advance so far.
+type waitNews struct {
+	on    func(wake func()) (cancel func())
+	count func() uint64
+}
+
+// eventNews is the news of every advance, for the waiting events.
+func (h *hub) eventNews() waitNews {
+	return waitNews{on: h.onAdvance, count: h.advances.Load}
+}
+
+// turnNews is the news of the turns of who's inbox, or of its addressed
+// view (onTurn), counted by every advance that may have opened a turn.
+func (h *hub) turnNews(who Caller, addressed bool) waitNews {
+	return waitNews{on: func(wake func()) func() { return h.onTurn(who, addressed, wake) }, count: h.turnAdvances.Load}
 }
 
 // The audiences an advance names besides identities.
@@ -98,6 +126,10 @@ func (h *hub) advance(pos int64, audience ...string) {
 func (h *hub) woken(pos int64, audience []string) (calls []func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.advances.Add(1)
+	if len(audience) != 1 || audience[0] != "-" {
+		h.turnAdvances.Add(1)
+	}
 	h.pos = max(h.pos, pos)
 	close(h.next)
 	h.next = make(chan struct{})
@@ -158,6 +190,7 @@ func (h *hub) woken(pos int64, audience []string) (calls []func()) {
 // once, at the next advance (from the advancing goroutine: it must not
 // block); cancel forgets it.
 func (h *hub) onAdvance(fn func()) (cancel func()) {
+	h.registrations.Add(1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.calls++
@@ -174,6 +207,7 @@ func (h *hub) onAdvance(fn func()) (cancel func()) {
 // once, at the advance that would close waitTurn's channel; cancel
 // forgets it.
 func (h *hub) onTurn(who Caller, addressed bool, fn func()) (cancel func()) {
+	h.registrations.Add(1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := turnWaiter{who.Identity, addressed}

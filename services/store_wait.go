@@ -25,7 +25,7 @@ const DefaultQueryTimeout = 5 * time.Second
 // one query (store_revocations.go), and the call answers token_invalid
 // once its token is revoked. The binding ends ctx when the client goes away, which
 // frees the slot at once.
-func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news func(wake func()) (cancel func()), read func(context.Context) (bool, error)) error {
+func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, news waitNews, read func(context.Context) (bool, error)) error {
 	done := make(chan error, 1)
 	f.waitThen(ctx, who, wait, news, read, func(err error) { done <- err })
 	return <-done
@@ -40,9 +40,15 @@ func (f *Forum) waiting(ctx context.Context, who Caller, wait time.Duration, new
 // of them to fire starts the next read in a goroutine of its own, or ends
 // the call. A read is never cut short: an end that comes during one is
 // kept until it returns, and news that comes during one makes another.
-func (f *Forum) waitThen(ctx context.Context, who Caller, wait time.Duration, news func(wake func()) (cancel func()), read func(context.Context) (bool, error), answer func(error)) {
-	c := &waitCall{f: f, ctx: ctx, who: who, give: time.Now().Add(wait), news: news, read: read, answer: answer, reading: true}
-	c.round()
+//
+// A registration with the hub is kept until it fires, and a call that a
+// wake-up starts reading registers again only when that read finds
+// nothing (round). So the thousands of calls that one ask wakes, and that
+// the round after it answers, neither register again nor cancel: each a
+// taking of the hub's lock, which they all contend for at once.
+func (f *Forum) waitThen(ctx context.Context, who Caller, wait time.Duration, news waitNews, read func(context.Context) (bool, error), answer func(error)) {
+	c := &waitCall{f: f, ctx: ctx, who: who, give: time.Now().Add(wait), waits: wait > 0, news: news, read: read, answer: answer, reading: true}
+	c.round(false)
 }
 
 // waitCall is one call of waitThen.
@@ -51,7 +57,8 @@ type waitCall struct {
 	ctx    context.Context
 	who    Caller
 	give   time.Time
-	news   func(wake func()) (cancel func())
+	waits  bool // it may wait at all: else its one read needs no registration
+	news   waitNews
 	read   func(context.Context) (bool, error)
 	answer func(error)
 
@@ -63,20 +70,29 @@ type waitCall struct {
 	woken      bool   // news came during the read
 	ended      bool   // end came: answer now or, during a read, after it
 	endErr     error  // the end's answer: nil (the wait passed, the client went) or revokedRefusal
-	cancelNews func() // the current registration with the hub
+	listening  bool   // a registration with the hub stands (wake: it fired and is gone)
+	cancelNews func() // the last registration with the hub
 }
 
 // round reads, and reads again while news came during the read; then the
-// call either ends or waits on its registrations.
-func (c *waitCall) round() {
+// call either ends or waits on its registrations. A read stands on a
+// registration with the hub made before it, except the first read after a
+// wake (woke), which registers only if it finds nothing and then reads
+// again if news.count moved meanwhile (any turn anywhere: at most once,
+// since the read after it stands on the registration); and the one read
+// of a call that may not wait, which needs none.
+func (c *waitCall) round(woke bool) {
 	for {
 		c.mu.Lock()
 		c.woken = false
+		standing := c.listening
 		c.mu.Unlock()
-		cancel := c.news(c.wake) // before the read: an advance during it is not missed
-		c.mu.Lock()
-		c.cancelNews = cancel
-		c.mu.Unlock()
+		if !standing && !woke && c.waits {
+			c.listen() // before the read: news during it is not missed
+			standing = true
+		}
+		woke = false
+		seen := c.news.count()
 		qctx, cancelQ := context.WithTimeout(c.ctx, c.f.queryTimeout)
 		found, err := c.read(qctx)
 		cancelQ()
@@ -84,6 +100,12 @@ func (c *waitCall) round() {
 		if err != nil || found || left <= 0 {
 			c.finish(err)
 			return
+		}
+		if !standing {
+			c.listen()
+			if c.news.count() != seen {
+				continue // news during the read, perhaps before the registration
+			}
 		}
 		if !c.opened {
 			c.opened = true
@@ -113,17 +135,35 @@ func (c *waitCall) round() {
 	}
 }
 
-// wake is the hub's call: news that may concern the call. It starts a
-// read unless one runs (which then reads again) or the call has ended.
+// listen registers the call with the hub, unless its last registration
+// stands.
+func (c *waitCall) listen() {
+	c.mu.Lock()
+	if c.listening {
+		c.mu.Unlock()
+		return
+	}
+	c.listening = true // before: a registration may fire at once
+	c.mu.Unlock()
+	cancel := c.news.on(c.wake)
+	c.mu.Lock()
+	c.cancelNews = cancel
+	c.mu.Unlock()
+}
+
+// wake is the hub's call: news that may concern the call, whose
+// registration is then gone. It starts a read unless one runs (which then
+// reads again) or the call has ended.
 func (c *waitCall) wake() {
 	c.mu.Lock()
+	c.listening = false
 	switch {
 	case c.ended:
 	case c.reading:
 		c.woken = true
 	default:
 		c.reading = true
-		go c.round()
+		go c.round(true)
 	}
 	c.mu.Unlock()
 }
