@@ -33,7 +33,7 @@ type hub struct {
 	own       ownWrites // on SQLite: this process's positions, for the watcher
 
 	// The advances so far, and those that may have opened a turn for
-	// someone (any audience but "-"): a read between two equal counts
+	// someone (any audience but audienceNone): a read between two equal counts
 	// missed nothing (waitNews). Counted under mu, before the waiters of
 	// the advance are collected.
 	advances, turnAdvances atomic.Uint64
@@ -64,6 +64,7 @@ func (h *hub) turnNews(who Caller, addressed bool) waitNews {
 const (
 	audienceAnyone     = Anyone        // a turn any identity may take, or unknown news
 	audienceModerators = "@moderators" // an escalation: humans and lock holders
+	audienceNone       = "-"           // a write that opened no turn: no inbox (audienceOrNone)
 )
 
 func newHub() *hub {
@@ -127,7 +128,7 @@ func (h *hub) woken(pos int64, audience []string) (calls []func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.advances.Add(1)
-	if len(audience) != 1 || audience[0] != "-" {
+	if len(audience) != 1 || audience[0] != audienceNone {
 		h.turnAdvances.Add(1)
 	}
 	h.pos = max(h.pos, pos)
@@ -296,7 +297,7 @@ func (f *Forum) published(s *sink) {
 // no inbox, which "-" says (an empty audience would wake them all).
 func (s *sink) audienceOrNone() []string {
 	if len(s.audience) == 0 {
-		return []string{"-"}
+		return []string{audienceNone}
 	}
 	return s.audience
 }
