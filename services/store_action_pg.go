@@ -150,12 +150,19 @@ type batchRead struct {
 // inbox's batch is a transaction of its own and ends with it, so it sets
 // the mode once: genericPlanPG.)
 func genericPlan(reads ...batchRead) []batchRead {
-	on := batchRead{sql: `SELECT set_config('parley.plan_cache_mode', current_setting('plan_cache_mode'), true),
-		set_config('plan_cache_mode', 'force_generic_plan', true)`, scan: func(r pgx.Row) error { return r.Scan(nil, nil) }}
-	off := batchRead{sql: `SELECT set_config('plan_cache_mode', current_setting('parley.plan_cache_mode'), true)`,
-		scan: func(r pgx.Row) error { return r.Scan(nil) }}
+	on := batchRead{sql: `SELECT ` + genericOnSQL, scan: func(r pgx.Row) error { return r.Scan(nil, nil) }}
+	off := batchRead{sql: `SELECT ` + genericOffSQL, scan: func(r pgx.Row) error { return r.Scan(nil) }}
 	return append(append([]batchRead{on}, reads...), off)
 }
+
+// genericOnSQL and genericOffSQL are genericPlan's brackets as columns,
+// two and one: a statement that sets or ends the generic plan as it runs,
+// for the statements planned after it.
+const (
+	genericOnSQL = `set_config('parley.plan_cache_mode', current_setting('plan_cache_mode'), true),
+		set_config('plan_cache_mode', 'force_generic_plan', true)`
+	genericOffSQL = `set_config('plan_cache_mode', current_setting('parley.plan_cache_mode'), true)`
+)
 
 // scanGeneric is scanRow for s under a generic plan (genericPlan): on a
 // pgAction in one round trip with what waits; elsewhere as scanRow, each

@@ -85,6 +85,11 @@ var (
 	// the lock, as its insert took it before).
 	lockOnlyRow           = fixed(`SELECT 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 	lockWithPositionAndID = fixed(`SELECT ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	// lockOnlyRowGeneric and lockWithPositionAndIDGeneric are the same,
+	// setting a generic plan for the statements after them (genericOnSQL):
+	// the parent's read, which ends it (parentAheadRowRestoring).
+	lockOnlyRowGeneric           = fixed(`SELECT ` + genericOnSQL + `, 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	lockWithPositionAndIDGeneric = fixed(`SELECT ` + genericOnSQL + `, ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 )
 
 // lockThreadBatched is lockThread in a pgAction: in one round trip, with
@@ -96,16 +101,28 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 	var th models.Thread
 	s, _ := tx.Statement.Context.Value(sinkKey{}).(*sink)
 	early := s != nil && s.early.wanted && s.early.tx == nil
+	ahead := s != nil && s.ahead != nil && s.ahead.thread == id && !s.ahead.sent
 	var one, pos, msgID int64
 	var lock batchRead
 	var err error
-	if early {
-		// The message's id is not taken ahead (lockWithPositionAndID would
-		// save the insert's round trip, but a refused reply would then
-		// leave a gap in the message ids, which clients see).
-		lock, err = passRow(tx, lockWithPosition, positionsPerTx, int32(id))
-		lock.scan = func(r pgx.Row) error { return r.Scan(&pos) }
-	} else {
+	switch {
+	case ahead && early:
+		// The parent's read runs under a generic plan (genericPlan), which
+		// the lock's statement sets and the read itself ends.
+		lock, err = passRow(tx, lockWithPositionAndIDGeneric, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &pos, &msgID) }
+	case ahead:
+		lock, err = passRow(tx, lockOnlyRowGeneric, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &one) }
+	case early:
+		// The message's id is taken with the lock, so that its insert
+		// needs no answer and goes out with COMMIT: a note is three round
+		// trips. A reply refused after the lock leaves a gap in the
+		// message ids, as a failed insert always could: ids are opaque
+		// keys (PARLEY.md §3), never a count.
+		lock, err = passRow(tx, lockWithPositionAndID, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(&pos, &msgID) }
+	default:
 		lock, err = passRow(tx, lockOnlyRow, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(&one) }
 	}
@@ -123,12 +140,12 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 		return err
 	}
 	reads := []batchRead{lock, row}
-	if s != nil && s.ahead != nil && s.ahead.thread == id && !s.ahead.sent {
+	if ahead {
 		parent, err := s.ahead.batchRead(tx)
 		if err != nil {
 			return th, fmt.Errorf("find parent: %w", err)
 		}
-		reads = append(reads, genericPlan(parent)...)
+		reads = append(reads, parent)
 	}
 	if err := a.send(tx.Statement.Context, reads, false); err != nil {
 		return th, fmt.Errorf("lock thread: %w", err)

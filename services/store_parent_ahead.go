@@ -40,6 +40,16 @@ type parentAhead struct {
 var parentAheadRow = fixedSQL{postgres: numbered(parentRowText("string_agg(body_hash, ',')",
 	"COALESCE(NULLIF(?::bigint, 0), (SELECT root_message_id FROM threads WHERE id = ?))"))}
 
+// parentAheadRowRestoring is parentAheadRow planned under the generic plan
+// that the lock's statement set (lockGenericOn), which it then ends: the
+// last column puts the session's plan_cache_mode back as genericPlan's
+// closing statement would, and runs after the statement was planned. Two
+// statements fewer in the lock's batch than genericPlan's brackets. When
+// the parent is not found no row runs it, and the mode stays generic until
+// the transaction ends — which it then does, refused.
+var parentAheadRowRestoring = fixedSQL{postgres: strings.Replace(parentAheadRow.postgres, " FROM messages WHERE id = ",
+	", "+genericOffSQL+" FROM messages WHERE id = ", 1)}
+
 // readParentAhead asks the lock of env's thread, on a pgAction, to read
 // the parent too (none for a claim act, whose parent comes from its claim).
 func (f *Forum) readParentAhead(tx *gorm.DB, who Caller, env Envelope, hash string) {
@@ -51,16 +61,17 @@ func (f *Forum) readParentAhead(tx *gorm.DB, who Caller, env Envelope, hash stri
 		n: max(f.limits.GuardRecentBodies, 0), probe: f.partyProbe(who, hash, f.timestamp())}
 }
 
-// batchRead is the request as a statement of the lock's batch.
+// batchRead is the request as a statement of the lock's batch, which must
+// have set a generic plan before it (lockGenericOn).
 func (p *parentAhead) batchRead(tx *gorm.DB) (batchRead, error) {
 	args := append(append([]any{p.thread, p.identity, p.n}, p.probe.args()...), p.id, p.thread)
-	r, err := passRow(tx, parentAheadRow, args...)
+	r, err := passRow(tx, parentAheadRowRestoring, args...)
 	if err != nil {
 		return r, err
 	}
 	p.sent = true
 	r.scan = func(row pgx.Row) error {
-		err := row.Scan(append(messageFields(&p.parent), &p.recent, &p.earlier)...)
+		err := row.Scan(append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
 		p.found = err == nil
 		return err
 	}
