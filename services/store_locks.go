@@ -85,11 +85,12 @@ var (
 	// the lock, as its insert took it before).
 	lockOnlyRow           = fixed(`SELECT 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 	lockWithPositionAndID = fixed(`SELECT ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
-	// lockOnlyRowGeneric and lockWithPositionAndIDGeneric are the same,
-	// setting a generic plan for the statements after them (genericOnSQL):
-	// the parent's read, which ends it (parentAheadRowRestoring).
-	lockOnlyRowGeneric           = fixed(`SELECT ` + genericOnSQL + `, 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
-	lockWithPositionAndIDGeneric = fixed(`SELECT ` + genericOnSQL + `, ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	// lockOnlyRowGeneric and lockWithPositionGeneric are lockOnlyRow and
+	// lockWithPosition setting a generic plan for the statements after
+	// them (genericOnSQL): the parent's read, which ends it
+	// (parentAheadRowRestoring).
+	lockOnlyRowGeneric      = fixed(`SELECT ` + genericOnSQL + `, 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	lockWithPositionGeneric = fixed(`SELECT ` + genericOnSQL + `, ` + positionSQL + ` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 )
 
 // lockThreadBatched is lockThread in a pgAction: in one round trip, with
@@ -109,19 +110,18 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 	case ahead && early:
 		// The parent's read runs under a generic plan (genericPlan), which
 		// the lock's statement sets and the read itself ends.
-		lock, err = passRow(tx, lockWithPositionAndIDGeneric, positionsPerTx, int32(id))
-		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &pos, &msgID) }
+		lock, err = passRow(tx, lockWithPositionGeneric, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &pos) }
 	case ahead:
 		lock, err = passRow(tx, lockOnlyRowGeneric, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &one) }
 	case early:
-		// The message's id is taken with the lock, so that its insert
-		// needs no answer and goes out with COMMIT: a note is three round
-		// trips. A reply refused after the lock leaves a gap in the
-		// message ids, as a failed insert always could: ids are opaque
-		// keys (PARLEY.md §3), never a count.
-		lock, err = passRow(tx, lockWithPositionAndID, positionsPerTx, int32(id))
-		lock.scan = func(r pgx.Row) error { return r.Scan(&pos, &msgID) }
+		// The message's id is not taken ahead (lockWithPositionAndID would
+		// save the insert's round trip, but a refused reply would then
+		// leave a gap in the message ids, which clients see: scripted
+		// conversations name the messages they will make, msg_N in order).
+		lock, err = passRow(tx, lockWithPosition, positionsPerTx, int32(id))
+		lock.scan = func(r pgx.Row) error { return r.Scan(&pos) }
 	default:
 		lock, err = passRow(tx, lockOnlyRow, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(&one) }

@@ -150,7 +150,13 @@ func (s *server) writeLine(l requestLine, status int, r *services.Refusal, took 
 	if l.identity != "" {
 		attrs = append(attrs, slog.String("identity", l.identity))
 	}
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request", attrs...)
+	// A 500 is a failure of ours: an error, which the log writes at once
+	// (cli.BufferedLogger batches the other lines).
+	level := slog.LevelInfo
+	if status == fiber.StatusInternalServerError {
+		level = slog.LevelError
+	}
+	s.log.LogAttrs(context.Background(), level, "request", attrs...)
 }
 
 const toolCallsKey = "parley.toolcalls"

@@ -64,7 +64,10 @@ func runServe(args []string) error {
 		}
 		scrape = &web.MetricsOptions{Allow: allow, Token: *metricsToken}
 	}
-	logger := logs.Logger(os.Stderr)
+	// The request lines go out in batches, at most 50 ms late; warnings and
+	// errors at once (cli.BufferedLogger).
+	logger, flushLog := logs.BufferedLogger(os.Stderr, 50*time.Millisecond)
+	defer flushLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 )
 
 // Logging is the choice of --log-format and --log-level.
@@ -34,12 +35,25 @@ func (l *Logging) LogFlags(fs *flag.FlagSet) {
 // default too, so that what logs through slog.Default (the database
 // driver's logger, models.Open) follows the same format and level.
 func (l Logging) Logger(w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: l.Level}
-	var h slog.Handler = slog.NewTextHandler(w, opts)
-	if l.Format == "json" {
-		h = slog.NewJSONHandler(w, opts)
-	}
-	logger := slog.New(h)
+	logger := slog.New(l.handler(w))
 	slog.SetDefault(logger)
 	return logger
+}
+
+// BufferedLogger is Logger for a server, whose lines are written in
+// batches (lineBuffer): at most flushAfter late, warnings and errors at
+// once. flush writes what waits; call it before the process ends.
+func (l Logging) BufferedLogger(w io.Writer, flushAfter time.Duration) (logger *slog.Logger, flush func() error) {
+	buf := newLineBuffer(w, flushAfter)
+	logger = slog.New(flushingHandler{Handler: l.handler(buf), buf: buf})
+	slog.SetDefault(logger)
+	return logger, buf.Flush
+}
+
+func (l Logging) handler(w io.Writer) slog.Handler {
+	opts := &slog.HandlerOptions{Level: l.Level}
+	if l.Format == "json" {
+		return slog.NewJSONHandler(w, opts)
+	}
+	return slog.NewTextHandler(w, opts)
 }
