@@ -60,6 +60,8 @@ func (f *Forum) Events(ctx context.Context, who Caller, q EventsQuery) (EventPag
 	}
 	out := EventPage{Events: []Event{}, Cursor: encodeCursor(since)}
 	err = f.waiting(ctx, who, wait, f.hub.eventNews(), func(ctx context.Context) (bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+		defer cancel()
 		var err error
 		out, err = f.eventPage(ctx, thread, since, limit)
 		return len(out.Events) > 0, err

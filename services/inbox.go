@@ -50,7 +50,7 @@ func (b Inbox) MarshalJSON() ([]byte, error) {
 	if b.Items == nil {
 		return json.Marshal(inboxFields(b))
 	}
-	cursor, err := json.Marshal(b.Cursor)
+	cursor, err := jsonString(b.Cursor)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,17 @@ func (b Inbox) MarshalJSON() ([]byte, error) {
 		out = append(out, enc...)
 	}
 	return append(append(append(out, `],"cursor":`...), cursor...), '}'), nil
+}
+
+// jsonString is s as encoding/json writes it: quoted as it is when it
+// holds nothing to escape (a cursor never does), else by json.Marshal.
+func jsonString(s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return json.Marshal(s)
+		}
+	}
+	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"'), nil
 }
 
 // inboxFields and inboxItemFields are Inbox and InboxItem without their
@@ -203,6 +214,8 @@ func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inbox
 	var from int64
 	shared := wait > 0 && !who.Human() && !who.LockHolder()
 	call.read = func(ctx context.Context) (bool, error) {
+		// The shared read is bounded by its round's own deadline (fanRound):
+		// the thousands of calls one ask wakes take no timer each.
 		if shared && from > 0 {
 			box, upTo, ok, err := f.sharedInbox(ctx, fanWaiter{who: who, ext: q.Extension, since: since, from: from, limit: limit, addressed: addressed})
 			if err != nil {
@@ -213,6 +226,8 @@ func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inbox
 				return len(out.Items) > 0, nil
 			}
 		}
+		ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
+		defer cancel()
 		var err error
 		var horizon int64
 		var seen *int64

@@ -30,6 +30,7 @@ func TestInboxEncoding(t *testing.T) {
 		"empty":                       {Items: []InboxItem{}, Cursor: "a1.7"},
 		"plain items":                 {Items: []InboxItem{item(false), {Thread: Thread{ID: "t_3"}}}, Cursor: "12"},
 		"shared items, encoded twice": {Items: []InboxItem{shared, shared, item(false)}, Cursor: `odd "cursor" <>`},
+		"cursor beyond ASCII":         {Items: []InboxItem{}, Cursor: "é\x01\u2028\x7f&"},
 	}
 	for name, page := range pages {
 		t.Run(name, func(t *testing.T) {

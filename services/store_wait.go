@@ -14,9 +14,11 @@ const DefaultQueryTimeout = 5 * time.Second
 // reporting whether it found anything — and, while it finds nothing, waits
 // for news that may concern it (news registers wake with the hub) and
 // reads again, until wait has passed or the caller is gone. Between reads
-// it holds no database connection: it waits on the hub only. Each read is
-// bounded by the query timeout, so a frozen database still answers
-// unavailable in time.
+// it holds no database connection: it waits on the hub only. Each read
+// bounds its queries by the query timeout itself, so a frozen database
+// still answers unavailable in time (read is given the call's ctx: a read
+// served by its process's shared round, bounded by the round's deadline,
+// so takes no timer of its own).
 //
 // Once its first read found nothing, the call holds a slot of
 // waits_per_token for the time it may still wait (openWait; beyond the cap
@@ -93,9 +95,7 @@ func (c *waitCall) round(woke bool) {
 		}
 		woke = false
 		seen := c.news.count()
-		qctx, cancelQ := context.WithTimeout(c.ctx, c.f.queryTimeout)
-		found, err := c.read(qctx)
-		cancelQ()
+		found, err := c.read(c.ctx)
 		left := time.Until(c.give)
 		if err != nil || found || left <= 0 {
 			c.finish(err)
