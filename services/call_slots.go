@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -151,13 +150,19 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 // and returns once a statement has deleted its row — before the call
 // answers, as before, so that a client's next wait never counts its last
 // one. While one batch's statement runs, the next gathers (group commit).
+// A batch holds at most releaseBatchMax ids: the calls of a full batch
+// answer while the next one's statement runs, where one batch of every
+// call a wake ends held all their answers until its last row was deleted.
 // It holds only ids of this process's own rows, for the time of one
 // statement.
 type slotReleases struct {
 	mu      sync.Mutex
-	next    *releaseBatch
+	queue   []*releaseBatch // in order; the last one gathers
 	running bool
 }
+
+// releaseBatchMax bounds the ids of one batch of releases.
+const releaseBatchMax = 256
 
 // releaseBatch is one DELETE's ids; done is closed once it has run.
 type releaseBatch struct {
@@ -170,10 +175,10 @@ type releaseBatch struct {
 func (f *Forum) releaseWait(id int64) {
 	r := f.releases
 	r.mu.Lock()
-	if r.next == nil {
-		r.next = &releaseBatch{done: make(chan struct{})}
+	if n := len(r.queue); n == 0 || len(r.queue[n-1].ids) >= releaseBatchMax {
+		r.queue = append(r.queue, &releaseBatch{done: make(chan struct{})})
 	}
-	b := r.next
+	b := r.queue[len(r.queue)-1]
 	b.ids = append(b.ids, id)
 	if !r.running {
 		r.running = true
@@ -187,19 +192,17 @@ func (f *Forum) runReleases() {
 	r := f.releases
 	for {
 		r.mu.Lock()
-		b := r.next
-		r.next = nil
-		if b == nil {
+		if len(r.queue) == 0 {
 			r.running = false
 			r.mu.Unlock()
 			return
 		}
+		b := r.queue[0]
+		r.queue = r.queue[1:]
 		r.mu.Unlock()
-		for chunk := range slices.Chunk(b.ids, revokeChunk) {
-			ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
-			f.db.WithContext(ctx).Delete(&models.Stream{}, chunk)
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+		f.db.WithContext(ctx).Delete(&models.Stream{}, b.ids)
+		cancel()
 		close(b.done)
 	}
 }

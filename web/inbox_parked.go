@@ -27,7 +27,7 @@ import (
 // token revoked — the answer is written on the connection with the
 // headers the request's middlewares set (secureHeaders', its request id:
 // TestParkedInboxCalls compares them with an answer's given at once), its
-// log line is written, and
+// log line is queued (late_lines.go), and
 // the connection goes back to fasthttp (ServeConn) for the client's next
 // request, in the goroutine that answered.
 //
@@ -178,13 +178,14 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 		resp.SetConnectionClose()
 	}
 	resp.SetBodyRaw(body)
-	// Logged before it is written, as logRequests logs an answer before
-	// fasthttp writes it.
-	s.writeLine(p.line, status, r, time.Since(p.start), true)
+	took := time.Since(p.start)
 	raw.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	_, err := resp.WriteTo(raw)
 	raw.SetWriteDeadline(time.Time{})
 	fasthttp.ReleaseResponse(resp)
+	// Its line is written after the answer, with the others of a wake
+	// (late_lines.go); its duration is the answer's.
+	s.late.add(lateLine{line: p.line, status: status, r: r, took: took})
 	p.out = services.Inbox{} // not kept for the connection's life
 	s.parked.done(p)
 	if err != nil || closing {

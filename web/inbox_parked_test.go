@@ -149,20 +149,25 @@ func TestParkedInboxCalls(t *testing.T) {
 		}
 		waitFor(t, "every slot released", func() bool { return waitRows(t, a) == 0 })
 		// One log line per answer, with its method and route intact (the
-		// request's buffer is reused once the handler returns).
-		lines := 0
-		for _, l := range strings.Split(a.logs.String(), "\n") {
-			var e map[string]any
-			if json.Unmarshal([]byte(l), &e) != nil || e["operation"] != "inbox" || e["status"] != float64(200) {
-				continue
+		// request's buffer is reused once the handler returns), written
+		// after the answers (late_lines.go).
+		lines := func() int {
+			n := 0
+			for _, l := range strings.Split(a.logs.String(), "\n") {
+				var e map[string]any
+				if json.Unmarshal([]byte(l), &e) != nil || e["operation"] != "inbox" || e["status"] != float64(200) {
+					continue
+				}
+				if e["method"] != "GET" || e["route"] != "/api/v1/inbox" {
+					t.Fatalf("log line of an inbox call: %s", l)
+				}
+				n++
 			}
-			if e["method"] != "GET" || e["route"] != "/api/v1/inbox" {
-				t.Fatalf("log line of an inbox call: %s", l)
-			}
-			lines++
+			return n
 		}
-		if lines != 1+2*calls {
-			t.Fatalf("%d log lines of inbox calls answered, want %d", lines, 1+2*calls)
+		waitFor(t, "a log line per answer", func() bool { return lines() >= 1+2*calls })
+		if n := lines(); n != 1+2*calls {
+			t.Fatalf("%d log lines of inbox calls answered, want %d", n, 1+2*calls)
 		}
 	})
 }

@@ -97,6 +97,7 @@ type server struct {
 	// For the waiting inbox calls parked off their goroutines (inbox_parked.go).
 	srv            *fasthttp.Server
 	parked         *parkedCalls
+	late           *lateLines // the parked calls' log lines (late_lines.go)
 	requestTimeout time.Duration
 	waitMax        time.Duration
 	writeTimeout   time.Duration
@@ -140,7 +141,8 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	s.srv = app.Server()
 	s.srv.KeepHijackedConns = true // parked calls' connections (inbox_parked.go)
 	s.srv.MaxIdleWorkerDuration = idleWorkers
-	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); return nil })
+	s.late = newLateLines(s)
+	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); s.late.flush(); return nil })
 	s.refuseUnknownMethods(app)
 	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)
 	app.Use(secureHeaders)
