@@ -1,0 +1,73 @@
+package services
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"parley/migrations/dbtest"
+	"parley/models"
+)
+
+// TestSlotReleasesGoInBatches: the slots of the many waiting calls one
+// wake ends are released in DELETEs of at most releaseBatchMax rows, so
+// that the first calls answer while the later ones' statements run; every
+// slot is released, and a release returns only once its own row is gone.
+func TestSlotReleasesGoInBatches(t *testing.T) {
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			db := dbtest.Fresh(t, kind)
+			f, ctx := New(db, Config{}), context.Background()
+			if _, err := f.CreateToken(ctx, TokenRequest{Handle: "ada", Rights: []Right{RightRead}}); err != nil {
+				t.Fatal(err)
+			}
+			var tokenID int64
+			if err := db.Raw("SELECT id FROM tokens").Row().Scan(&tokenID); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			slots := make([]models.Stream, 3*releaseBatchMax+10)
+			for i := range slots {
+				slots[i] = models.Stream{TokenID: tokenID, Kind: string(slotWait), OpenedAt: now, SeenAt: now}
+			}
+			if err := db.CreateInBatches(slots, 200).Error; err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var deleted []int64
+			if err := db.Callback().Delete().After("gorm:delete").Register("test:deleted", func(tx *gorm.DB) {
+				if tx.Statement.Table == "streams" {
+					mu.Lock()
+					deleted = append(deleted, tx.RowsAffected)
+					mu.Unlock()
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for _, s := range slots {
+				wg.Go(func() {
+					f.releaseWait(s.ID)
+					var left int64
+					if err := db.Model(&models.Stream{}).Where("id = ?", s.ID).Count(&left).Error; err != nil || left != 0 {
+						t.Errorf("slot %d: %d rows left after its release (%v)", s.ID, left, err)
+					}
+				})
+			}
+			wg.Wait()
+			var all int64
+			for _, n := range deleted {
+				all += n
+				if n > releaseBatchMax {
+					t.Errorf("one DELETE released %d slots, more than %d", n, releaseBatchMax)
+				}
+			}
+			if all != int64(len(slots)) || len(deleted) < len(slots)/releaseBatchMax {
+				t.Errorf("%d DELETEs released %d slots of %d", len(deleted), all, len(slots))
+			}
+		})
+	}
+}
