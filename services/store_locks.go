@@ -79,12 +79,8 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 var (
 	lockOnly         = fixed("SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?)")
 	lockWithPosition = fixed(`SELECT ` + positionSQL + ` FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
-	// lockOnlyRow and lockWithPositionAndID are lockOnly and
-	// lockWithPosition as a batch reads them: a row to scan, and with the
-	// position the id of the message the reply will store (taken after
-	// the lock, as its insert took it before).
-	lockOnlyRow           = fixed(`SELECT 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
-	lockWithPositionAndID = fixed(`SELECT ` + positionSQL + `, nextval('messages_id_seq') FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
+	// lockOnlyRow is lockOnly as a batch reads it: a row to scan.
+	lockOnlyRow = fixed(`SELECT 1 FROM (SELECT pg_advisory_xact_lock('threads'::regclass::oid::int, ?) OFFSET 0) locked`)
 	// lockOnlyRowGeneric and lockWithPositionGeneric are lockOnlyRow and
 	// lockWithPosition setting a generic plan for the statements after
 	// them (genericOnSQL): the parent's read, which ends it
@@ -103,7 +99,7 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 	s, _ := tx.Statement.Context.Value(sinkKey{}).(*sink)
 	early := s != nil && s.early.wanted && s.early.tx == nil
 	ahead := s != nil && s.ahead != nil && s.ahead.thread == id && !s.ahead.sent
-	var one, pos, msgID int64
+	var one, pos int64
 	var lock batchRead
 	var err error
 	switch {
@@ -116,9 +112,9 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 		lock, err = passRow(tx, lockOnlyRowGeneric, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(nil, nil, &one) }
 	case early:
-		// The message's id is not taken ahead (lockWithPositionAndID would
-		// save the insert's round trip, but a refused reply would then
-		// leave a gap in the message ids, which clients see: scripted
+		// The message's id is not taken ahead (with the lock, it would save
+		// the insert's round trip, but a refused reply would then leave a
+		// gap in the message ids, which clients see: scripted
 		// conversations name the messages they will make, msg_N in order).
 		lock, err = passRow(tx, lockWithPosition, positionsPerTx, int32(id))
 		lock.scan = func(r pgx.Row) error { return r.Scan(&pos) }
@@ -151,7 +147,7 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 		return th, fmt.Errorf("lock thread: %w", err)
 	}
 	if early {
-		s.early = earlyPosition{tx: a, pos: pos, msgID: msgID}
+		s.early = earlyPosition{tx: a, pos: pos}
 	}
 	if !found {
 		return th, threadNotFound(id)
@@ -180,19 +176,6 @@ type earlyPosition struct {
 	tx     gorm.ConnPool // the transaction (*sql.Tx or *pgAction); nil: none
 	pos    int64
 	used   bool
-	msgID  int64 // on a pgAction, the id its reply's message takes (0: none)
-	idUsed bool
-}
-
-// takeEarlyMessageID hands out the message id lockThreadBatched took, once,
-// and only to its action.
-func takeEarlyMessageID(tx *gorm.DB) (int64, bool) {
-	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
-	if !ok || s.early.msgID == 0 || s.early.idUsed || tx.Statement.ConnPool != s.early.tx {
-		return 0, false
-	}
-	s.early.idUsed = true
-	return s.early.msgID, true
 }
 
 // takeEarlyPosition hands out the position lockThreadPG took, once, and

@@ -188,34 +188,8 @@ var messageInsertOwnerless = func() fixedSQL {
 	return fixed("INSERT INTO messages (" + strings.Join(cols, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(cols)-1) + ") RETURNING id")
 }()
 
-// messageInsertWithID and messageInsertWithIDOwnerless are the inserts of
-// a message whose id its action took ahead (takeEarlyMessageID): they
-// answer nothing, so that they can wait for the action's COMMIT.
-var (
-	messageInsertWithID = fixed("INSERT INTO messages (" + strings.Join(messageColumns, ", ") +
-		") VALUES (?" + strings.Repeat(", ?", len(messageColumns)-1) + ")")
-	messageInsertWithIDOwnerless = func() fixedSQL {
-		cols := slices.DeleteFunc(slices.Clone(messageColumns), func(c string) bool { return c == "author_owner" })
-		return fixed("INSERT INTO messages (" + strings.Join(cols, ", ") + ") VALUES (?" + strings.Repeat(", ?", len(cols)-1) + ")")
-	}()
-)
-
-// insertMessage stores m and sets its id; on a pgAction whose lock took
-// the id, the insert waits for the action's next round trip.
+// insertMessage stores m and sets its id.
 func insertMessage(tx *gorm.DB, m *models.Message) error {
-	if id, ok := takeEarlyMessageID(tx); ok {
-		m.ID = id
-		if m.AuthorOwner == "" {
-			return messageInsertWithIDOwnerless.execLater(tx, 1, m.ID, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
-				m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
-				m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy,
-				m.BodyHash, m.ChainLen).Error
-		}
-		return messageInsertWithID.execLater(tx, 1, m.ID, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
-			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
-			m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy, m.AuthorOwner,
-			m.BodyHash, m.ChainLen).Error
-	}
 	if m.AuthorOwner == "" {
 		return scanRow(messageInsertOwnerless.on(tx, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
