@@ -10,8 +10,10 @@ import (
 // TestPartyProbePlanWalksThePartysIndex reads the plan of the rule across
 // threads (§14 rule 1) in a seeded forum whose 10,000 messages two
 // identities wrote: for an identity that has posted nothing, and for an
-// owner, both databases walk that party's index backwards and never the
-// table's primary key past everyone else's messages. PostgreSQL's is the
+// owner, both databases probe the party's bodies by hash
+// (messages_party_bodies, migration 0021), walk that party's index
+// backwards and never the table's primary key past everyone else's
+// messages. PostgreSQL's is the
 // generic plan a post runs it under, which cannot tell a rare identity
 // from a prolific one (migration 0019, services/witness_duplicates.go).
 func TestPartyProbePlanWalksThePartysIndex(t *testing.T) {
@@ -19,9 +21,9 @@ func TestPartyProbePlanWalksThePartysIndex(t *testing.T) {
 		dialect   string
 		want, not []string
 	}{
-		{"postgres", []string{"Index Scan Backward using messages_author on messages", "Index Scan Backward using messages_owner on messages"},
+		{"postgres", []string{"Backward using messages_party_bodies on messages", "Index Scan Backward using messages_author on messages", "Index Scan Backward using messages_owner on messages"},
 			[]string{"messages_pkey", "Bitmap", "Seq Scan"}},
-		{"sqlite", []string{"USING INDEX messages_author (author_identity>? AND author_identity<?)", "USING INDEX messages_owner (author_owner>? AND author_owner<?)"},
+		{"sqlite", []string{"INDEX messages_party_bodies", "USING INDEX messages_author (author_identity>? AND author_identity<?)", "USING INDEX messages_owner (author_owner>? AND author_owner<?)"},
 			[]string{"SCAN messages", "PRIMARY KEY"}},
 	} {
 		t.Run(c.dialect, func(t *testing.T) {
