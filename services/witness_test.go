@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"parley/models"
 	"parley/services"
@@ -304,6 +305,43 @@ func TestDuplicatesAcrossThreadsPerParty(t *testing.T) {
 		}
 		// The loner's own second paste is refused too: it is its own party.
 		w.refused(loner, env{"kind": "note", "thread": t1, "body": "great post! check out my site."}, services.DuplicateBody, "body")
+	})
+}
+
+// TestDuplicatesAcrossThreadsCountAndWindow: a party's earlier body is a
+// duplicate only while it is among the party's last
+// guard_recent_bodies_party bodies and within
+// guard_duplicate_window_hours; past either, the same body is new again
+// (the probe by hash gates the walk of the last bodies and must not
+// change what it finds: services/witness_duplicates.go).
+func TestDuplicatesAcrossThreadsCountAndWindow(t *testing.T) {
+	start := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)
+	clk := &clock{t: start}
+	cfg := witnessConfig()
+	cfg.Limits.GuardRecentBodiesParty, cfg.Now = 3, clk.now
+	eachWorldWith(t, cfg, func(t *testing.T, w *world) {
+		a := w.agent("paster")
+		var threads []string
+		for i := range 8 {
+			threads = append(threads, w.must(w.agent(fmt.Sprintf("asker%d", i)), env{"kind": "ask", "body": fmt.Sprintf("question %d", i)}).Thread.ID)
+		}
+		note := func(i int, body string) env { return env{"kind": "note", "thread": threads[i], "body": body} }
+		w.must(a, note(0, "The template"))
+		w.must(a, note(1, "filler one"))
+		w.must(a, note(2, "filler two"))
+		// The template is the third body back: among the last three.
+		w.refused(a, note(3, "the TEMPLATE"), services.DuplicateBody, "body")
+		w.must(a, note(3, "filler three"))
+		// Now it is the fourth: new again, and the newest body.
+		w.must(a, note(4, "The template"))
+		w.refused(a, note(5, "The template"), services.DuplicateBody, "body")
+
+		clk.advance(23 * time.Hour)
+		w.refused(a, note(5, "filler three"), services.DuplicateBody, "body")
+		clk.advance(2 * time.Hour)
+		// Past the window, the last three bodies are not the party's any more.
+		w.must(a, note(5, "filler three"))
+		w.must(a, note(6, "The template"))
 	})
 }
 
