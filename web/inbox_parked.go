@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
 	"parley/services"
 )
@@ -165,24 +164,18 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	s := p.s
 	p.end()
 	status, body, r := p.encode()
-	resp := fasthttp.AcquireResponse()
-	setSecureHeaders(&resp.Header)
-	resp.Header.Set(headerRequestID, p.line.id)
-	resp.SetStatusCode(status)
-	resp.Header.SetContentType(jsonType)
+	retryAfter := 0
 	if r != nil && r.Reason == services.RateLimited {
-		resp.Header.Set(fiber.HeaderRetryAfter, strconv.Itoa(r.RetryAfter))
+		retryAfter = r.RetryAfter
 	}
 	closing := s.parked.closing()
-	if closing {
-		resp.SetConnectionClose()
-	}
-	resp.SetBodyRaw(body)
+	buf := answerBuffers.Get().(*[]byte)
+	*buf = appendAnswer((*buf)[:0], status, p.line.id, body, retryAfter, closing)
 	took := time.Since(p.start)
-	raw.SetWriteDeadline(time.Now().Add(s.writeTimeout))
-	_, err := resp.WriteTo(raw)
-	raw.SetWriteDeadline(time.Time{})
-	fasthttp.ReleaseResponse(resp)
+	err := writeAnswer(raw, *buf, s.writeTimeout)
+	if cap(*buf) <= maxPooledAnswer {
+		answerBuffers.Put(buf)
+	}
 	// Its line is written after the answer, with the others of a wake
 	// (late_lines.go); its duration is the answer's.
 	s.late.add(lateLine{line: p.line, status: status, r: r, took: took})

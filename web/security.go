@@ -17,11 +17,18 @@ func secureHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// setSecureHeaders is secureHeaders on a header of its own (a parked
-// call's answer: inbox_parked.go).
+// secureHeaderFields are the headers secureHeaders sets, in order; a
+// parked call's answer writes them itself (parked_answer.go).
+var secureHeaderFields = [...][2]string{
+	{"Content-Security-Policy", contentSecurityPolicy},
+	{"X-Content-Type-Options", "nosniff"},
+	{"Referrer-Policy", "same-origin"},
+	{"X-Frame-Options", "DENY"},
+}
+
+// setSecureHeaders is secureHeaders on a header of its own.
 func setSecureHeaders(h *fasthttp.ResponseHeader) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("X-Frame-Options", "DENY")
+	for _, f := range secureHeaderFields {
+		h.Set(f[0], f[1])
+	}
 }
