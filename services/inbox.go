@@ -42,45 +42,47 @@ type sharedJSON struct {
 }
 
 // MarshalJSON encodes the page as its fields say (TestInboxEncoding holds
-// it to encoding/json's reading of them), without a walk by reflection of
-// its items, each of which encodes itself, and in one allocation of the
-// page's size: a fan-out answers thousands of pages at once, while the
-// heap holds every waiting call's.
-func (b Inbox) MarshalJSON() ([]byte, error) {
+// it to encoding/json's reading of them): AppendJSON.
+func (b Inbox) MarshalJSON() ([]byte, error) { return b.AppendJSON(nil) }
+
+// AppendJSON appends the page's encoding to dst, without a walk by
+// reflection of its items, each of which encodes itself once for all the
+// waiters of a fan-out round: a fan-out answers thousands of pages at
+// once, each into the buffer its answer is written from.
+func (b Inbox) AppendJSON(dst []byte) ([]byte, error) {
 	if b.Items == nil {
-		return json.Marshal(inboxFields(b))
+		enc, err := json.Marshal(inboxFields(b))
+		return append(dst, enc...), err
 	}
-	cursor, err := jsonString(b.Cursor)
+	dst = append(dst, `{"items":[`...)
+	for i, it := range b.Items {
+		enc, err := it.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, enc...)
+	}
+	dst, err := appendJSONString(append(dst, `],"cursor":`...), b.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	items := make([][]byte, len(b.Items))
-	size := len(`{"items":[],"cursor":}`) + len(cursor)
-	for i, it := range b.Items {
-		if items[i], err = it.MarshalJSON(); err != nil {
-			return nil, err
-		}
-		size += len(items[i]) + 1
-	}
-	out := append(make([]byte, 0, size), `{"items":[`...)
-	for i, enc := range items {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, enc...)
-	}
-	return append(append(append(out, `],"cursor":`...), cursor...), '}'), nil
+	return append(dst, '}'), nil
 }
 
-// jsonString is s as encoding/json writes it: quoted as it is when it
-// holds nothing to escape (a cursor never does), else by json.Marshal.
-func jsonString(s string) ([]byte, error) {
+// appendJSONString appends s as encoding/json writes it: quoted as it is
+// when it holds nothing to escape (a cursor never does), else by
+// json.Marshal.
+func appendJSONString(dst []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			return json.Marshal(s)
+			enc, err := json.Marshal(s)
+			return append(dst, enc...), err
 		}
 	}
-	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"'), nil
+	return append(append(append(dst, '"'), s...), '"'), nil
 }
 
 // inboxFields and inboxItemFields are Inbox and InboxItem without their

@@ -163,19 +163,18 @@ func (p *parkedCall) hijacked(hj net.Conn) {
 func (p *parkedCall) deliver(raw, next net.Conn) {
 	s := p.s
 	p.end()
-	status, body, r := p.encode()
+	body, buf := getAnswerBuffer(), getAnswerBuffer()
+	status, r := p.encode(body)
 	retryAfter := 0
 	if r != nil && r.Reason == services.RateLimited {
 		retryAfter = r.RetryAfter
 	}
 	closing := s.parked.closing()
-	buf := answerBuffers.Get().(*[]byte)
-	*buf = appendAnswer((*buf)[:0], status, p.line.id, body, retryAfter, closing)
+	*buf = appendAnswer((*buf)[:0], status, p.line.id, *body, retryAfter, closing)
 	took := time.Since(p.start)
 	err := writeAnswer(raw, *buf, s.writeTimeout)
-	if cap(*buf) <= maxPooledAnswer {
-		answerBuffers.Put(buf)
-	}
+	putAnswerBuffer(body)
+	putAnswerBuffer(buf)
 	// Its line is written after the answer, with the others of a wake
 	// (late_lines.go); its duration is the answer's.
 	s.late.add(lateLine{line: p.line, status: status, r: r, took: took})
@@ -188,15 +187,16 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	s.srv.ServeConn(next)
 }
 
-// encode is the answer's status and body, as the handler and handleError
-// would have sent them.
-func (p *parkedCall) encode() (int, []byte, *services.Refusal) {
+// encode writes the answer's body into body and says its status, as the
+// handler and handleError would have sent them.
+func (p *parkedCall) encode(body *[]byte) (int, *services.Refusal) {
 	if p.err == nil {
 		// What json.Marshal would write, less its check of the page's own
 		// encoding (services.TestInboxEncoding holds that encoding).
-		body, err := p.out.MarshalJSON()
+		enc, err := p.out.AppendJSON((*body)[:0])
 		if err == nil {
-			return fiber.StatusOK, body, nil
+			*body = enc
+			return fiber.StatusOK, nil
 		}
 		p.err = err
 	}
@@ -204,8 +204,9 @@ func (p *parkedCall) encode() (int, []byte, *services.Refusal) {
 	if unexpected {
 		p.s.log.Error("request failed", "request_id", p.line.id, "method", p.line.method, "route", p.line.route, "err", p.err)
 	}
-	body, _ := json.Marshal(services.RefusalBody{Error: r})
-	return r.Status, body, r
+	enc, _ := json.Marshal(services.RefusalBody{Error: r})
+	*body = append((*body)[:0], enc...)
+	return r.Status, r
 }
 
 // end lets go of the call's context and departure watch.

@@ -20,11 +20,21 @@ import (
 // Retry-After on a rate limit, Connection: close when the server shuts
 // down.
 
-// answerBuffers holds the buffers answers are built in, those of at most
-// maxPooledAnswer bytes: a long page's is left to the collector.
+// answerBuffers holds the buffers answers and their bodies are built in,
+// those of at most maxPooledAnswer bytes: a long page's is left to the
+// collector.
 const maxPooledAnswer = 64 << 10
 
 var answerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+func getAnswerBuffer() *[]byte { return answerBuffers.Get().(*[]byte) }
+
+func putAnswerBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledAnswer {
+		*b = (*b)[:0]
+		answerBuffers.Put(b)
+	}
+}
 
 // appendAnswer appends the answer's bytes to dst.
 func appendAnswer(dst []byte, status int, requestID string, body []byte, retryAfter int, closing bool) []byte {
