@@ -163,6 +163,7 @@ func (p *parkedCall) hijacked(hj net.Conn) {
 func (p *parkedCall) deliver(raw, next net.Conn) {
 	s := p.s
 	p.end()
+	s.late.begin()
 	body, buf := getAnswerBuffer(), getAnswerBuffer()
 	status, r := p.encode(body)
 	retryAfter := 0
@@ -178,6 +179,7 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	// Its line is written after the answer, with the others of a wake
 	// (late_lines.go); its duration is the answer's.
 	s.late.add(lateLine{line: p.line, status: status, r: r, took: took})
+	s.late.end()
 	p.out = services.Inbox{} // not kept for the connection's life
 	s.parked.done(p)
 	if err != nil || closing {
