@@ -1,12 +1,12 @@
 package web
 
 import (
-	"bytes"
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
+
+	"parley/internal/testkit"
 )
 
 // TestLateLinesWaitForTheAnswers: a parked answer's log line is not
@@ -14,7 +14,7 @@ import (
 // queue (lateQueueMax) is written whatever is answering; flush writes what
 // waits.
 func TestLateLinesWaitForTheAnswers(t *testing.T) {
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	s := &server{log: slog.New(slog.NewTextHandler(&out, nil))}
 	l := newLateLines(s)
 	written := func() int { return strings.Count(out.String(), "request_id=") }
@@ -59,21 +59,4 @@ func TestLateLinesWaitForTheAnswers(t *testing.T) {
 		t.Fatalf("%d lines written after flush, want %d", n, 2+lateQueueMax)
 	}
 	l.end()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
