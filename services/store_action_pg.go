@@ -168,22 +168,30 @@ const (
 // pgAction in one round trip with what waits; elsewhere as scanRow, each
 // statement planned by itself.
 func scanGeneric(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
-	q := s.on(tx, args...)
 	if a := actionOf(tx); a != nil {
-		return scanBatched(q, a, true, dest...)
+		r, err := passRow(tx, s, args...)
+		if err != nil {
+			return err
+		}
+		return a.scan(tx.Statement.Context, r, true, dest...)
 	}
-	return scanRow(q, dest...)
+	return scanRow(s.on(tx, args...), dest...)
 }
 
 // scanBatched runs q, readied on a's transaction, through GORM's row
-// callbacks (passQuery) and sends it to pgx in one round trip with what
-// waits, under a generic plan when generic is set; sql.ErrNoRows when it
-// answers no row, as database/sql's Row does.
+// callbacks (passQuery) and then as a.scan does.
 func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {
 	r, err := passQuery(q)
 	if err != nil {
 		return err
 	}
+	return a.scan(q.Statement.Context, r, generic, dest...)
+}
+
+// scan sends r to pgx in one round trip with what waits, under a generic
+// plan when generic is set, and scans its row into dest; sql.ErrNoRows
+// when it answers no row, as database/sql's Row does.
+func (a *pgAction) scan(ctx context.Context, r batchRead, generic bool, dest ...any) error {
 	found := false
 	r.scan = func(row pgx.Row) error {
 		err := row.Scan(dest...)
@@ -194,7 +202,7 @@ func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {
 	if generic {
 		reads = genericPlan(r)
 	}
-	if err := a.send(q.Statement.Context, reads, false); err != nil {
+	if err := a.send(ctx, reads, false); err != nil {
 		return err
 	}
 	if !found {
@@ -346,21 +354,35 @@ func (r deferredResult) RowsAffected() (int64, error) { return int64(r), nil }
 
 // execLater runs s through GORM's callbacks on tx and, on a pgAction,
 // queues it for the action's next round trip (it must then affect rows
-// rows, -1 for any); elsewhere it runs at once, as exec does.
-func (s fixedSQL) execLater(tx *gorm.DB, rows int64, args ...any) *gorm.DB {
-	if actionOf(tx) == nil {
-		return s.exec(tx, args...)
+// rows, -1 for any; the rows answered are those); elsewhere it runs at
+// once, as exec does. With nothing to see it pass the callbacks
+// (unobserved), it is queued without them.
+func (s fixedSQL) execLater(tx *gorm.DB, rows int64, args ...any) (int64, error) {
+	a := actionOf(tx)
+	switch {
+	case a == nil:
+		res := s.exec(tx, args...)
+		return res.RowsAffected, res.Error
+	case unobserved(tx):
+		a.queue = append(a.queue, queuedWrite{sql: s.postgres, args: args, rows: rows})
+		return rows, nil
 	}
 	q := s.on(tx, args...)
 	q.Statement.Context = context.WithValue(q.Statement.Context, deferredKey{}, rows)
-	return q.Callback().Raw().Execute(q)
+	res := q.Callback().Raw().Execute(q)
+	return res.RowsAffected, res.Error
 }
 
-// passRow runs a statement that answers a row through GORM's row
-// callbacks without sending it, and answers its text and arguments as the
-// callbacks left them, or the error one of them added (an injected fault):
-// the statements of a batch are seen by the callbacks as every other.
+// passRow runs a statement of a pgAction that answers a row through GORM's
+// row callbacks without sending it, and answers its text and arguments as
+// the callbacks left them, or the error one of them added (an injected
+// fault): the statements of a batch are seen by the callbacks as every
+// other. With nothing to see them (unobserved), s and args are answered
+// as they are.
 func passRow(tx *gorm.DB, s fixedSQL, args ...any) (batchRead, error) {
+	if unobserved(tx) {
+		return batchRead{sql: s.postgres, args: args}, nil
+	}
 	return passQuery(s.on(tx, args...))
 }
 

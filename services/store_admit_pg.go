@@ -41,7 +41,6 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	if f.reads != nil {
 		args = append(args, now.Add(-f.reads.readYourWritesWindow()))
 	}
-	q := admitStatement(names, f.reads != nil).on(f.db.WithContext(ctx), args...)
 	var (
 		id                         int64
 		hash                       []byte
@@ -51,7 +50,7 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		requests, posts            sql.NullInt64
 		wroteAt                    sql.NullString
 	)
-	err = scanPgx(ctx, q, &id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
+	err = scanPgx(ctx, f.db, admitStatement(names, f.reads != nil), args, &id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, errTokenInvalid()
 	}

@@ -73,7 +73,7 @@ func priorKey(tx *gorm.DB, who Caller, key string, now time.Time) (live *storedK
 	}
 	var k storedKey
 	var created any
-	err = scanRow(readKeySQL.on(tx, s.tokenID, s.identity, key), &k.hash, &k.result, &created)
+	err = scanFixed(tx, readKeySQL, []any{s.tokenID, s.identity, key}, &k.hash, &k.result, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}

@@ -68,7 +68,7 @@ func lockThreadPG(tx *gorm.DB, id int64) error {
 		return lockOnly.exec(tx, int32(id)).Error
 	}
 	var pos int64
-	err := scanRow(lockWithPosition.on(tx, positionsPerTx, int32(id)), &pos)
+	err := scanFixed(tx, lockWithPosition, []any{positionsPerTx, int32(id)}, &pos)
 	if err != nil {
 		return err
 	}

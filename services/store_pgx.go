@@ -35,26 +35,30 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 	return ok, err
 }
 
-// scanPgx is scanRow outside a transaction on PostgreSQL: q, readied on
-// the forum's pool, passes GORM's row callbacks (passQuery: the tests'
-// statement counts and injected faults see it) and goes to pgx on a
-// connection of the pool, without database/sql's rows in between (a
-// fifth of a request's admission); through GORM when pgx is out of reach.
+// scanPgx is scanRow outside a transaction on PostgreSQL: s with args on
+// a connection of db's pool, through pgx itself without database/sql's
+// rows in between (a fifth of a request's admission). It passes GORM's
+// row callbacks first (passQuery: the tests' statement counts and
+// injected faults see it) when anything but GORM's own is registered
+// there (unobserved); it goes through GORM when pgx is out of reach.
 // sql.ErrNoRows when it answers no row.
-func scanPgx(ctx context.Context, q *gorm.DB, dest ...any) error {
-	ok, err := onPgx(ctx, q, func(c *pgx.Conn) error {
-		r, err := passQuery(q)
-		if err != nil {
-			return err
+func scanPgx(ctx context.Context, db *gorm.DB, s fixedSQL, args []any, dest ...any) error {
+	ok, err := onPgx(ctx, db, func(c *pgx.Conn) error {
+		r := batchRead{sql: s.postgres, args: args}
+		if !unobserved(db) {
+			var err error
+			if r, err = passQuery(s.on(db.WithContext(ctx), args...)); err != nil {
+				return err
+			}
 		}
-		err = c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
+		err := c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sql.ErrNoRows
 		}
 		return err
 	})
-	if !ok && err == nil { // fn never ran: the callbacks have not seen q
-		return q.Row().Scan(dest...)
+	if !ok && err == nil { // fn never ran: the callbacks have not seen the statement
+		return scanOne(s.on(db.WithContext(ctx), args...), dest...)
 	}
 	return err
 }

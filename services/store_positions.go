@@ -88,7 +88,7 @@ func (xidPositions) next(tx *gorm.DB) (int64, error) {
 		return pos, nil
 	}
 	var pos int64
-	err := scanRow(nextPosition.on(tx, positionsPerTx), &pos)
+	err := scanFixed(tx, nextPosition, []any{positionsPerTx}, &pos)
 	if err != nil {
 		return 0, fmt.Errorf("next log position: %w", err)
 	}

@@ -92,7 +92,7 @@ func threadFields(th *models.Thread) []any {
 // readThreadRow reads one thread by id; gorm.ErrRecordNotFound when none.
 func readThreadRow(db *gorm.DB, id int64) (models.Thread, error) {
 	var th models.Thread
-	if err := scanRow(threadByID.on(db, id), threadFields(&th)...); err != nil {
+	if err := scanFixed(db, threadByID, []any{id}, threadFields(&th)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return th, gorm.ErrRecordNotFound
 		}
@@ -120,12 +120,12 @@ func saveThread(tx *gorm.DB, th *models.Thread) error {
 		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
 		th.ModelRun, th.ReplyBy, th.EscalatedAt,
 		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt, th.ID}
-	res := threadUpdate.execLater(tx, 1, vals...)
-	if res.Error != nil {
-		return res.Error
+	rows, err := threadUpdate.execLater(tx, 1, vals...)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected != 1 {
-		return fmt.Errorf("thread %d: %d rows updated", th.ID, res.RowsAffected)
+	if rows != 1 {
+		return fmt.Errorf("thread %d: %d rows updated", th.ID, rows)
 	}
 	return nil
 }
@@ -162,7 +162,7 @@ func readParentRow(db *gorm.DB, id, thread int64, identity string, n int, probe 
 	var recent sql.NullString
 	var earlier sql.NullInt64
 	args := append(append([]any{thread, identity, max(n, 0)}, probe.args()...), id)
-	if err := scanRow(parentWithRecent.on(db, args...), append(messageFields(&m), &recent, &earlier)...); err != nil {
+	if err := scanFixed(db, parentWithRecent, args, append(messageFields(&m), &recent, &earlier)...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return m, nil, 0, gorm.ErrRecordNotFound
 		}
@@ -191,15 +191,15 @@ var messageInsertOwnerless = func() fixedSQL {
 // insertMessage stores m and sets its id.
 func insertMessage(tx *gorm.DB, m *models.Message) error {
 	if m.AuthorOwner == "" {
-		return scanRow(messageInsertOwnerless.on(tx, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+		return scanFixed(tx, messageInsertOwnerless, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
 			m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy,
-			m.BodyHash, m.ChainLen), &m.ID)
+			m.BodyHash, m.ChainLen}, &m.ID)
 	}
-	return scanRow(messageInsert.on(tx, m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+	return scanFixed(tx, messageInsert, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 		m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
 		m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy, m.AuthorOwner,
-		m.BodyHash, m.ChainLen), &m.ID)
+		m.BodyHash, m.ChainLen}, &m.ID)
 }
 
 // qualified is cols qualified by a table's name or alias.
@@ -243,6 +243,24 @@ func scanRow(q *gorm.DB, dest ...any) error {
 	if a := actionOf(q); a != nil {
 		return scanBatched(q, a, false, dest...)
 	}
+	return scanOne(q, dest...)
+}
+
+// scanFixed is scanRow for s with args on tx: in a pgAction through
+// passRow (without GORM when nothing observes its callbacks).
+func scanFixed(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
+	if a := actionOf(tx); a != nil {
+		r, err := passRow(tx, s, args...)
+		if err != nil {
+			return err
+		}
+		return a.scan(tx.Statement.Context, r, false, dest...)
+	}
+	return scanOne(s.on(tx, args...), dest...)
+}
+
+// scanOne is scanRow outside a pgAction.
+func scanOne(q *gorm.DB, dest ...any) error {
 	row := q.Row()
 	if q.Error != nil {
 		if row != nil {
