@@ -213,17 +213,27 @@ func (f *Forum) runReleases() {
 // autovacuum has counted them: with the table's statistics of a few
 // dozen rows, each batch's DELETE scanned the whole table (17 ms for 256
 // rows among 10,000, 0.5-0.7 s of PostgreSQL's CPU per wake of a fresh
-// forum). One round trip: the SET LOCAL goes in the DELETE's batch.
+// forum). On PostgreSQL the ids go as one array (one statement text
+// whatever the batch's size, where an IN list of n ids was a statement
+// of its own for each n, parsed and described anew), and the SET LOCAL,
+// the DELETE and COMMIT wait for one round trip with BEGIN (execLater).
 func (f *Forum) deleteSlots(ctx context.Context, ids []int64) {
 	_ = f.transact(ctx, func(tx *gorm.DB) error {
-		if models.IsPostgresDB(tx) {
-			if err := tx.Exec("SET LOCAL enable_seqscan = off").Error; err != nil {
-				return err
-			}
+		if !models.IsPostgresDB(tx) {
+			return tx.Delete(&models.Stream{}, ids).Error
 		}
-		return tx.Delete(&models.Stream{}, ids).Error
+		if _, err := slotsBySeqScanOff.execLater(tx, -1); err != nil {
+			return err
+		}
+		_, err := slotsDelete.execLater(tx, -1, ids)
+		return err
 	})
 }
+
+var (
+	slotsBySeqScanOff = fixed("SET LOCAL enable_seqscan = off")
+	slotsDelete       = fixed("DELETE FROM streams WHERE id = ANY(?)")
+)
 
 // stillAdmitted is the refusal of a re-check, if it made one: a check that
 // could not be made (the database is slow or away) is not a reason to end

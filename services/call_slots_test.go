@@ -2,7 +2,9 @@ package services
 
 import (
 	"context"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,13 +40,32 @@ func TestSlotReleasesGoInBatches(t *testing.T) {
 			}
 			var mu sync.Mutex
 			var deleted []int64
-			if err := db.Callback().Delete().After("gorm:delete").Register("test:deleted", func(tx *gorm.DB) {
+			// SQLite deletes through GORM's Delete; PostgreSQL sends one
+			// statement with the batch's ids as an array (seen by the raw
+			// callbacks before it is queued for the commit's round trip).
+			record := func(n int64) {
+				mu.Lock()
+				deleted = append(deleted, n)
+				mu.Unlock()
+			}
+			err := db.Callback().Delete().After("gorm:delete").Register("test:deleted", func(tx *gorm.DB) {
 				if tx.Statement.Table == "streams" {
-					mu.Lock()
-					deleted = append(deleted, tx.RowsAffected)
-					mu.Unlock()
+					record(tx.RowsAffected)
 				}
-			}); err != nil {
+			})
+			if err == nil {
+				err = db.Callback().Raw().Before("gorm:raw").Register("test:deleted", func(tx *gorm.DB) {
+					if !strings.HasPrefix(tx.Statement.SQL.String(), "DELETE FROM streams") {
+						return
+					}
+					if ids, ok := tx.Statement.Vars[0].([]int64); ok {
+						record(int64(len(ids)))
+					} else {
+						t.Errorf("the slots' DELETE took %T, not the ids", tx.Statement.Vars[0])
+					}
+				})
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			var wg sync.WaitGroup
@@ -67,6 +88,29 @@ func TestSlotReleasesGoInBatches(t *testing.T) {
 			}
 			if all != int64(len(slots)) || len(deleted) < len(slots)/releaseBatchMax {
 				t.Errorf("%d DELETEs released %d slots of %d", len(deleted), all, len(slots))
+			}
+			if kind != "postgres" {
+				return
+			}
+			// Unobserved, a batch is one round trip: BEGIN, its settings, the
+			// SET LOCAL, the DELETE and COMMIT in one pgx batch.
+			db.Callback().Delete().Remove("test:deleted")
+			db.Callback().Raw().Remove("test:deleted")
+			more := make([]models.Stream, 3)
+			for i := range more {
+				more[i] = models.Stream{TokenID: tokenID, Kind: string(slotWait), OpenedAt: now, SeenAt: now}
+			}
+			if err := db.Create(&more).Error; err != nil {
+				t.Fatal(err)
+			}
+			var trips atomic.Int64
+			f.deleteSlots(models.CountRoundTrips(ctx, &trips), []int64{more[0].ID, more[1].ID, more[2].ID})
+			var left int64
+			if err := db.Model(&models.Stream{}).Count(&left).Error; err != nil || left != 0 {
+				t.Fatalf("%d slots left (%v)", left, err)
+			}
+			if trips.Load() != 1 {
+				t.Errorf("a batch of releases took %d round trips, want 1", trips.Load())
 			}
 		})
 	}
