@@ -26,9 +26,10 @@ import (
 // server CPU in its round trips.
 //
 // The action's *gorm.DB has the pgAction as its connection pool, so every
-// statement of the services still runs through GORM's callbacks (the
-// tests' fault injection and statement counts see each one, the batched
-// ones included: passRow) and in the action's transaction. A statement
+// statement of the services runs in the action's transaction. The batched
+// ones pass GORM's callbacks whenever anything besides GORM's own is
+// registered there (passRow, execLater, unobserved): the tests' fault
+// injection and statement counts see each one. A statement
 // that is not batched first sends whatever waits (BEGIN, queued writes)
 // in one batch, then itself: the order of the statements is the order
 // the services issued them in, and a read sees the action's writes.

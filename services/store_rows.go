@@ -17,9 +17,10 @@ import (
 // itself — are read and written with fixed statements scanned by hand,
 // through the action's transaction. GORM's generic path (statement
 // building, reflection on every field of a row) was half of a post's CPU
-// in --pprof. The statements still go through GORM's row and raw
-// callbacks, so they run in the same transaction and its callbacks (the
-// tests' fault injection and statement counts) see them.
+// in --pprof. The statements run in the action's transaction, and pass
+// GORM's row and raw callbacks whenever anything besides GORM's own is
+// registered there (unobserved): the tests' fault injection and
+// statement counts see them.
 
 // fixedSQL is a statement written once with ? placeholders and kept in
 // each dialect's own form. GORM's Raw and Exec rebuild a statement byte by
