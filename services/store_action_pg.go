@@ -165,18 +165,10 @@ const (
 	genericOffSQL = `set_config('plan_cache_mode', current_setting('parley.plan_cache_mode'), true)`
 )
 
-// scanGeneric is scanRow for s under a generic plan (genericPlan): on a
-// pgAction in one round trip with what waits; elsewhere as scanRow, each
-// statement planned by itself.
+// scanGeneric is scanFixed under a generic plan (genericPlan) on a
+// pgAction; elsewhere each statement is planned by itself.
 func scanGeneric(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
-	if a := actionOf(tx); a != nil {
-		r, err := passRow(tx, s, args...)
-		if err != nil {
-			return err
-		}
-		return a.scan(tx.Statement.Context, r, true, dest...)
-	}
-	return scanRow(s.on(tx, args...), dest...)
+	return scanFixedPlan(tx, s, args, true, dest...)
 }
 
 // scanBatched runs q, readied on a's transaction, through GORM's row

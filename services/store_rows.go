@@ -250,12 +250,18 @@ func scanRow(q *gorm.DB, dest ...any) error {
 // scanFixed is scanRow for s with args on tx: in a pgAction through
 // passRow (without GORM when nothing observes its callbacks).
 func scanFixed(tx *gorm.DB, s fixedSQL, args []any, dest ...any) error {
+	return scanFixedPlan(tx, s, args, false, dest...)
+}
+
+// scanFixedPlan is scanFixed, on a pgAction under a generic plan when
+// generic is set.
+func scanFixedPlan(tx *gorm.DB, s fixedSQL, args []any, generic bool, dest ...any) error {
 	if a := actionOf(tx); a != nil {
 		r, err := passRow(tx, s, args...)
 		if err != nil {
 			return err
 		}
-		return a.scan(tx.Statement.Context, r, false, dest...)
+		return a.scan(tx.Statement.Context, r, generic, dest...)
 	}
 	return scanOne(s.on(tx, args...), dest...)
 }
