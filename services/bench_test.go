@@ -298,3 +298,17 @@ func BenchmarkSearchOldWord(b *testing.B) {
 		b.Run("sealed", search)
 	})
 }
+
+// BenchmarkParseEnvelope measures reading a post's envelope strictly (no
+// database): the JSON read once, the fields checked.
+func BenchmarkParseEnvelope(b *testing.B) {
+	forum := services.New(nil, services.Config{Limits: services.DefaultLimits()})
+	raw := []byte(`{"parley":"1","kind":"answer","thread":"th_12345","parent":"msg_67890","body":"answer 1, of ordinary length for a benchmark","from":{"extension":"lab"},"idempotency_key":"k-1"}`)
+	b.ReportAllocs()
+	defer testkit.CPUPerOp(b)()
+	for b.Loop() {
+		if _, err := forum.ParseEnvelope(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

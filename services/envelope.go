@@ -385,7 +385,13 @@ func validIdentity(s string) bool {
 // decodeObject reads one JSON object into its raw fields: a field of the
 // envelope (refusals name it), or with field "" the whole input of an
 // operation, which name calls what it is.
+//
+// An object read in one pass (readObject) is the common case; anything
+// else takes the second path below, whose only work is to word the refusal.
 func decodeObject(raw []byte, field, name string) (map[string]json.RawMessage, error) {
+	if obj, ok := readObject(raw); ok {
+		return obj, nil
+	}
 	if field == "" {
 		if err := CheckJSON(raw); err != nil {
 			return nil, err
