@@ -67,6 +67,7 @@ type Forum struct {
 	reads        *replicas     // the read replicas, nil without (replicas.go)
 	primary      *Forum        // on a standby's view, the Forum that writes; nil on the primary
 	gate         *turns        // turns at the pool, first come, first served (turns.go)
+	leases       *rateLeases   // rate-limit units this process claimed ahead (rate_leases.go)
 }
 
 // New builds a Forum over a migrated database.
@@ -86,7 +87,7 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
-	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), revoked: newRevocations(), fan: &fanout{}, releases: &slotReleases{},
+	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), revoked: newRevocations(), fan: &fanout{}, releases: &slotReleases{}, leases: &rateLeases{},
 		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat, trusted: cfg.TrustedKeys, gate: newTurns(db)}
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))

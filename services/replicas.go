@@ -124,7 +124,7 @@ func newReplicas(f *Forum, standbys []Standby, maxLag time.Duration) *replicas {
 	r := &replicas{primary: f, maxLag: maxLag, state: make([]standbyState, len(standbys))}
 	for i, s := range standbys {
 		v := &Forum{db: s.DB, realm: f.realm, limits: f.limits, now: f.now, hub: f.hub, queryTimeout: f.queryTimeout,
-			heartbeat: f.heartbeat, digest: f.digest, streams: f.streams, trusted: f.trusted, primary: f}
+			heartbeat: f.heartbeat, digest: f.digest, streams: f.streams, trusted: f.trusted, primary: f, leases: f.leases}
 		r.views = append(r.views, v)
 		r.opens = append(r.opens, s.Open)
 		r.state[i].name = s.Name

@@ -12,29 +12,45 @@ import (
 )
 
 // admitPG is Admit on PostgreSQL in one round trip instead of two or three:
-// one statement reads the token, counts the request in its rate-limit
-// buckets — only when the secret's hash matches and the token is not
-// revoked, so an invalid token counts nothing, as with Authenticate before
-// Meter — and reads the earliest reply-by deadline not yet escalated, which
+// one statement reads the token, claims units of its rate-limit buckets
+// that this process's leases do not cover (rate_leases.go) — only when
+// the secret's hash matches and the token is not revoked, so an invalid
+// token counts nothing, as with Authenticate before Meter — and reads the earliest reply-by deadline not yet escalated, which
 // lets the request's read skip the due-escalation probe (see dueProbe).
 // The hash is compared again, in constant time, on the row the statement
-// answers; the rate limits are refused exactly as count refuses them.
+// answers; the rate limits are refused as count refuses them, a request
+// at a time.
 func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Caller, error) {
 	public, sum, err := splitToken(token)
 	if err != nil {
 		return Caller{}, err
 	}
 	now := f.now().UTC()
-	buckets := f.buckets(operation)
-	var names []string
-	for _, b := range buckets {
-		if b.limit > 0 {
-			names = append(names, b.bucket)
+	window := windowOf(now)
+	// Each bucket is counted from this process's lease when it holds a
+	// unit, else by a claim in the statement (rate_leases.go).
+	var claims []leaseClaim
+	var taken []leaseKey
+	for _, b := range f.buckets(operation) {
+		if b.limit <= 0 {
+			continue
+		}
+		key := leaseKey{public, b.bucket}
+		if took, n := f.leases.take(key, window, b.limit); took {
+			taken = append(taken, key)
+		} else {
+			claims = append(claims, leaseClaim{b, key, n})
 		}
 	}
+	names := make([]string, len(claims))
 	args := []any{public}
-	if len(names) > 0 {
-		args = append(args, now.Truncate(time.Minute).Unix(), sum[:])
+	if len(claims) > 0 {
+		args = append(args, window)
+		for i, c := range claims {
+			names[i] = c.bucket
+			args = append(args, c.n)
+		}
+		args = append(args, sum[:])
 	}
 	// With read replicas, the WAL position a recent writer's reads need
 	// (replicas.go); without, a constant NULL.
@@ -51,26 +67,43 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 		wroteAt                    sql.NullString
 	)
 	err = scanPgx(ctx, f.db, admitStatement(names, f.reads != nil), args, &id, &hash, &identity, &kind, &label, &rts, &owner, &revoked, &lastUsed, &requests, &posts, &nextDue, &wroteAt)
+	if err == nil && !tokenMatches(sum, hash, revoked) {
+		err = sql.ErrNoRows
+	}
+	if err != nil {
+		// Units taken for a request that is not admitted go back: a
+		// public id alone must not spend a token's budget.
+		f.leases.giveBack(taken, window)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return Caller{}, errTokenInvalid()
 	}
 	if err != nil {
 		return Caller{}, fmt.Errorf("admit: %w", err)
 	}
-	if !tokenMatches(sum, hash, revoked) {
-		return Caller{}, errTokenInvalid()
-	}
 	if err := f.noteTokenUse(ctx, id, lastUsed); err != nil {
 		return Caller{}, err
 	}
-	counts := map[string]int{bucketRequests: int(requests.Int64), bucketPosts: int(posts.Int64)}
-	if err := f.overLimit(ctx, tokenMeter(id), buckets, counts, now); err != nil {
+	counted := map[string]sql.NullInt64{bucketRequests: requests, bucketPosts: posts}
+	counts := map[string]int{}
+	for _, c := range claims {
+		counts[c.bucket] = f.leases.granted(c.key, window, c.limit, c.n, int(counted[c.bucket].Int64))
+	}
+	if err := f.overLimit(ctx, tokenMeter(id), f.buckets(operation), counts, now); err != nil {
 		return Caller{}, err
 	}
 	rights, _ := ParseRights(rts)
 	return Caller{Identity: identity, Kind: AuthorKind(kind), Rights: rights, Label: label, TokenID: id,
 		Owner: ownerOf(identity, kind, owner),
 		due:   dueProbe{known: true, next: nextDue}, wroteAt: wroteAt.String}, nil
+}
+
+// leaseClaim is a bucket the admission's statement counts: n units
+// claimed for this request and the token's next ones (rate_leases.go).
+type leaseClaim struct {
+	bucketLimit
+	key leaseKey
+	n   int
 }
 
 // admitStatements are admitPG's statements by their buckets and replicas:
@@ -91,13 +124,13 @@ func admitStatement(buckets []string, replicas bool) fixedSQL {
 	if len(buckets) > 0 {
 		values := make([]string, len(buckets))
 		for i, b := range buckets {
-			values[i] = "('" + b + "')"
+			values[i] = "('" + b + "', ?::int)"
 		}
 		counted = `INSERT INTO rate_windows (token_id, bucket, window_start, count)
-			SELECT tok.id, b.bucket, ?::bigint, 1
-			FROM tok, (VALUES ` + strings.Join(values, ", ") + `) AS b(bucket)
+			SELECT tok.id, b.bucket, ?::bigint, b.n
+			FROM tok, (VALUES ` + strings.Join(values, ", ") + `) AS b(bucket, n)
 			WHERE tok.secret_hash = ? AND tok.revoked_at IS NULL
-			ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
+			ON CONFLICT (token_id, bucket, window_start) DO UPDATE SET count = rate_windows.count + excluded.count
 			RETURNING bucket, count`
 	}
 	wrote := `NULL::text`

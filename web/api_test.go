@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -199,6 +201,44 @@ func TestRateLimitOverHTTP(t *testing.T) {
 		a.refused(services.RateLimited, "GET", "/api/v1/me", bob, nil)
 		// Another token is unaffected.
 		a.ok(200, "GET", "/api/v1/me", a.token("carol"), nil)
+	})
+}
+
+// TestRateLimitLeasesUnderLoad: eight tokens call at once, each on its
+// own connections, whose header buffers the server reuses; each is
+// admitted exactly its limit. On PostgreSQL a process leases units ahead,
+// keyed by the token's public id (services/rate_leases.go): a key that
+// were a view of a request's buffer would change under the map, and the
+// tokens would claim new leases and be refused early.
+func TestRateLimitLeasesUnderLoad(t *testing.T) {
+	limits := services.DefaultLimits()
+	limits.RequestsPerMinute = 128 // leases of 4
+	clock := time.Date(2026, 12, 7, 12, 0, 5, 0, time.UTC)
+	now := func() time.Time { return clock }
+	eachServer(t, services.Config{Limits: limits, Now: now}, func(t *testing.T, a *api) {
+		admitted := make([]int, 8)
+		var wg sync.WaitGroup
+		for i := range admitted {
+			tok := a.token(fmt.Sprintf("agent%d", i))
+			wg.Go(func() {
+				for {
+					r := a.do("GET", "/api/v1/me", tok, nil)
+					if r.status != 200 {
+						if r.reason() != string(services.RateLimited) {
+							t.Errorf("agent%d: %d %s", i, r.status, r.raw)
+						}
+						return
+					}
+					admitted[i]++
+				}
+			})
+		}
+		wg.Wait()
+		for i, n := range admitted {
+			if n != limits.RequestsPerMinute {
+				t.Errorf("agent%d was admitted %d requests in a window, want %d", i, n, limits.RequestsPerMinute)
+			}
+		}
 	})
 }
 
