@@ -54,14 +54,16 @@ func (roundTrips) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEn
 // (see beginSQL) as statements a pgx batch can carry — BEGIN, then the
 // settings by set_config(…, true), SET LOCAL's function form — so that a
 // transaction can open in the same round trip as its first statements
-// (services/store_action_pg.go).
+// (services/store_action_pg.go). On a direct connection the session holds
+// those values already (startup parameters): BEGIN alone, one statement
+// less per post.
 func (c *sessionConn) BatchBegin() []string {
 	if c.batchBegin != nil {
 		return c.batchBegin
 	}
 	var sets []string
 	for _, s := range c.settings {
-		if !s.fromOption {
+		if !s.fromOption && !c.direct {
 			sets = append(sets, "set_config("+quoteLiteral(s.name)+", "+quoteLiteral(s.write)+", true)")
 		}
 	}

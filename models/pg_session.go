@@ -113,6 +113,7 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 type sessionConn struct {
 	*stdConn
 	settings   []setting
+	direct     bool     // the session holds a write transaction's settings
 	batchBegin []string // BatchBegin's, once made
 }
 
@@ -147,6 +148,7 @@ func (t sessionTx) Rollback() error { return t.tx.Rollback(t.ctx) }
 type sessionConnector struct {
 	inner    driver.Connector
 	settings []setting
+	direct   bool // startup parameters reach PostgreSQL: the session holds the settings
 }
 
 func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -159,7 +161,7 @@ func (c sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("postgres: unexpected driver connection %T", conn)
 	}
-	return &sessionConn{stdConn: sc, settings: c.settings}, nil
+	return &sessionConn{stdConn: sc, settings: c.settings, direct: c.direct}, nil
 }
 
 func (c sessionConnector) Driver() driver.Driver { return c.inner.Driver() }
@@ -307,17 +309,18 @@ func openPostgres(raw, mode string) (*sql.DB, PostgresInfo, error) {
 	config.Tracer = roundTrips{}
 	if direct {
 		// Session state lasts: the settings hold for statements outside
-		// transactions too (a transaction's SET LOCAL still wins).
+		// transactions too (a transaction's SET LOCAL still wins). They
+		// are a write transaction's, so that a batch's BEGIN needs no
+		// settings of its own (BatchBegin); every other transaction sets
+		// its own in its BEGIN (beginSQL), a read-only one its longer idle
+		// limit.
 		for _, s := range settings {
 			if !s.fromOption {
 				config.RuntimeParams[s.name] = s.write
 			}
 		}
-		if !settings[2].fromURL {
-			config.RuntimeParams[settings[2].name] = durationSetting(readIdleLimit)
-		}
 	}
-	db := sql.OpenDB(sessionConnector{inner: stdlib.GetConnector(*config), settings: settings})
+	db := sql.OpenDB(sessionConnector{inner: stdlib.GetConnector(*config), settings: settings, direct: direct})
 	infos.Store(db, info)
 	return db, info, nil
 }

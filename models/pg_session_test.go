@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"parley/migrations/dbtest"
@@ -30,6 +31,53 @@ func show(t *testing.T, db *gorm.DB, opts *sql.TxOptions, names ...string) []str
 		t.Fatal(err)
 	}
 	return out
+}
+
+// showBatched reads settings inside a write transaction opened as a post's
+// is, in a pgx batch that begins with the connection's BatchBegin.
+func showBatched(t *testing.T, db *gorm.DB, names ...string) (out []string, begin []string) {
+	t.Helper()
+	sqlDB, _ := db.DB()
+	conn, err := sqlDB.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c := dc.(interface {
+			Conn() *pgx.Conn
+			BatchBegin() []string
+		})
+		begin = c.BatchBegin()
+		var b pgx.Batch
+		for _, s := range begin {
+			b.Queue(s)
+		}
+		for _, n := range names {
+			b.Queue("SHOW " + n)
+		}
+		b.Queue("COMMIT")
+		br := c.Conn().SendBatch(context.Background(), &b)
+		defer br.Close()
+		for range begin {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+		}
+		for range names {
+			var v string
+			if err := br.QueryRow().Scan(&v); err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		_, err := br.Exec()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, begin
 }
 
 // TestTransactionsCarryTheSessionSettings: every transaction begins with
@@ -63,6 +111,14 @@ func TestTransactionsCarryTheSessionSettings(t *testing.T) {
 			defer sqlDB.Close()
 			if got := strings.Join(show(t, db, &sql.TxOptions{ReadOnly: c.readOnly}, names...), " "); got != c.want {
 				t.Fatalf("in a transaction: %s, want %s", got, c.want)
+			}
+			if !c.readOnly {
+				// A post's batch: on a direct connection BEGIN alone, the
+				// session holding a write transaction's settings.
+				got, begin := showBatched(t, db, names...)
+				if strings.Join(got, " ") != c.want || len(begin) != 1 {
+					t.Fatalf("in a batch opened by %q: %s, want %s after BEGIN alone", begin, got, c.want)
+				}
 			}
 			if info := models.Info(sqlDB); info.ExecMode != c.wantMode || info.Pooled {
 				t.Fatalf("connection %+v, want mode %s, direct", info, c.wantMode)
