@@ -27,11 +27,13 @@ import (
 //     refused only when every unit of the window is used.
 //   - With several processes serving one token, a request may be refused
 //     while another process still holds unused units of that window. A
-//     lease is a 32nd of what was left of the window when it was taken
-//     (at least 1), so near the limit every request is counted one by one,
-//     and what the other processes can hold back is at most a 32nd of the
-//     limit each (with the defaults, 37 of 1,200 requests and 3 of 120
-//     posts per minute), in practice much less.
+//     process's first lease of a token's window is one unit, and each
+//     next one twice the last, but never more than a 32nd of what was left
+//     of the window when it was taken (at least 1). So a process that
+//     served a token a few times holds back little or nothing, near the
+//     limit every request is counted one by one, and what a busy process
+//     can hold back is at most a 32nd of the limit (with the defaults, 37
+//     of 1,200 requests and 3 of 120 posts per minute).
 //   - Units left at the end of a window are dropped with it.
 //
 // The leases are this process's memory, one entry per token and bucket
@@ -53,6 +55,7 @@ type rateLease struct {
 	window int64 // Unix start of the window the units belong to
 	left   int   // units claimed and not used yet
 	seen   int   // the window's count in the database, as last answered
+	next   int   // the next claim's size before the share's cap: twice the last
 }
 
 // leaseShare is the part of what is left of a window one lease claims.
@@ -64,15 +67,15 @@ const leaseShare = 32
 func (l *rateLeases) take(key leaseKey, window int64, limit int) (took bool, claim int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := 0
+	seen, next := 0, 1
 	if e := l.m[key]; e != nil && e.window == window {
 		if e.left > 0 {
 			e.left--
 			return true, 0
 		}
-		seen = e.seen
+		seen, next = e.seen, e.next
 	}
-	return false, max(1, (limit-seen)/leaseShare)
+	return false, max(1, min(next, (limit-seen)/leaseShare))
 }
 
 // granted records what the database answered for a claim of n units in
@@ -97,6 +100,7 @@ func (l *rateLeases) granted(key leaseKey, window int64, limit, n, count int) (p
 		l.m[key] = e
 	}
 	e.seen = max(e.seen, count)
+	e.next = max(e.next, 2*n)
 	if usable > 1 {
 		e.left += usable - 1 // another request's lease may have left units too
 	}

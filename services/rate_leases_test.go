@@ -11,13 +11,14 @@ import (
 )
 
 // TestRateLeasesHoldTheLimit: on PostgreSQL a process claims a token's
-// units ahead (services/rate_leases.go). One process admits exactly the
-// limit; two processes on one database never more than the limit, and at
-// most a 32nd of it less; a secret that does not match spends nothing;
-// a new minute starts afresh. On SQLite every request is counted alone,
+// units ahead (services/rate_leases.go), one at first, then twice as many
+// each time. One process admits exactly the limit; two processes on one
+// database never more than the limit, and at most a 32nd of it less, none
+// less when the other served the token once; a secret that does not
+// match spends nothing; a new minute starts afresh. On SQLite every request is counted alone,
 // and the same holds.
 func TestRateLeasesHoldTheLimit(t *testing.T) {
-	const limit = 640 // a first lease of 20 units
+	const limit = 640 // leases of at most 20 units
 	limits := services.DefaultLimits()
 	limits.RequestsPerMinute = limit
 	var mu sync.Mutex
@@ -53,7 +54,7 @@ func TestRateLeasesHoldTheLimit(t *testing.T) {
 		}
 		want := 10
 		if models.IsPostgresDB(w.db) {
-			want = limit / 32
+			want = 1 + 2 + 4 + 8 // leases doubling from one unit, within a 32nd of the limit
 		}
 		if got := claimed(); got != want {
 			t.Fatalf("after 10 requests the window holds %d units, want %d", got, want)
@@ -92,5 +93,22 @@ func TestRateLeasesHoldTheLimit(t *testing.T) {
 			t.Fatalf("two processes admitted %d requests in a window, want %d at most and %d at least", n, limit, limit-limit/32)
 		}
 		t.Logf("two processes admitted %d of %d", total.Load(), limit)
+
+		// The next minute: one request through the other process, then
+		// the rest through this one. A first lease is one unit, so the
+		// other holds nothing back: exactly the limit.
+		mu.Lock()
+		clock = clock.Add(time.Minute)
+		mu.Unlock()
+		if err := admit(other, tok.Secret); err != nil {
+			t.Fatal(err)
+		}
+		admitted = 1
+		for admit(w.forum, tok.Secret) == nil {
+			admitted++
+		}
+		if admitted != limit {
+			t.Fatalf("one request through a second process, the rest through the first: %d admitted, want %d", admitted, limit)
+		}
 	})
 }
