@@ -18,7 +18,7 @@ import (
 
 // WriteIdleLimit is how long a write transaction may sit idle between two
 // of its statements before PostgreSQL ends it (idle_in_transaction_session_timeout,
-// set per transaction). A post's transaction idles for well under 100 ms
+// set per transaction behind a pooler, for the session on a direct connection). A post's transaction idles for well under 100 ms
 // between statements even on a loaded machine (see docs/operations.md);
 // a process that stops in the middle of one (SIGSTOP, a debugger, a VM
 // paused) holds its transaction id, and with it the log's horizon (see
