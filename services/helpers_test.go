@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -191,3 +192,16 @@ func str(a *services.Awaiting) string {
 }
 
 func asRefusal(err error, r **services.Refusal) bool { return errors.As(err, r) }
+
+// beginHeld opens a transaction on conn by hand, to be held open across
+// the test's waits (a writer that has not committed). It may idle longer
+// than a write transaction may (models.WriteIdleLimit, which the session
+// of a direct connection holds), or PostgreSQL would end it mid-test.
+func beginHeld(t *testing.T, ctx context.Context, conn *sql.Conn) {
+	t.Helper()
+	for _, s := range []string{"BEGIN", "SET LOCAL idle_in_transaction_session_timeout = '10min'"} {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -35,6 +35,10 @@ import (
 //     can hold back is at most a 32nd of the limit (with the defaults, 37
 //     of 1,200 requests and 3 of 120 posts per minute).
 //   - Units left at the end of a window are dropped with it.
+//   - A lease is sized by the claiming process's limit: processes sharing
+//     a database should run with the same limits (a process with a higher
+//     one may claim units that a stricter one then finds spent, as its own
+//     requests counted against the stricter one's limit before leases).
 //
 // The leases are this process's memory, one entry per token and bucket
 // counted this window; entries of past windows are dropped once a minute.

@@ -82,9 +82,7 @@ func TestStandbyHorizonNaive(t *testing.T) {
 	}
 	defer conn.Close()
 	var early int64
-	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
-		t.Fatal(err)
-	}
+	beginHeld(t, ctx, conn)
 	if err := conn.QueryRowContext(ctx, "SELECT pg_current_xact_id()::text::bigint").Scan(&early); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +292,7 @@ func TestFeedOnStandbyNaiveSkips(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.ExecContext(ctx, "BEGIN")
+	beginHeld(t, ctx, conn)
 	if _, err := conn.ExecContext(ctx, `INSERT INTO events (seq, thread_id, type, from_state, to_state, origin, label, actor_identity, at)
 		SELECT (pg_current_xact_id()::text::bigint + (SELECT value FROM log_sequence WHERE id = 1)) * $1, thread_id, type, from_state, to_state, origin, label, actor_identity, at
 		FROM events ORDER BY seq LIMIT 1`, services.PositionsPerTx); err != nil {

@@ -193,7 +193,7 @@ func TestVectorCursorSimulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	conn.ExecContext(ctx, "BEGIN")
+	beginHeld(t, ctx, conn)
 	res, err := conn.ExecContext(ctx, `INSERT INTO events (seq, thread_id, type, from_state, to_state, origin, label, actor_identity, at)
 		SELECT `+strings.Replace(services.PositionSQL, "?", "$1", 1)+`, thread_id, type, from_state, to_state, origin, label, actor_identity, at
 		FROM events ORDER BY seq LIMIT 1`, services.PositionsPerTx)
