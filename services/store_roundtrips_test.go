@@ -83,9 +83,12 @@ func TestPostRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// A first note prepares the note's statements on the pool's
-		// connection (pgx caches them per connection); count the next.
+		// Two first notes prepare the note's statements on the pool's
+		// connection (pgx caches them per connection), the admission's two
+		// among them: one that claims rate-limit units, one that spends a
+		// unit the process leased (services/rate_leases.go); count the next.
 		note(w.ctx, "a first remark")
+		note(w.ctx, "a second remark")
 		var trips atomic.Int64
 		post := countStatements(t, w, func() { note(models.CountRoundTrips(w.ctx, &trips), "a remark") })
 		read := countStatements(t, w, func() {
