@@ -15,8 +15,9 @@ import (
 // one statement reads the token, claims units of its rate-limit buckets
 // that this process's leases do not cover (rate_leases.go) — only when
 // the secret's hash matches and the token is not revoked, so an invalid
-// token counts nothing, as with Authenticate before Meter — and reads the earliest reply-by deadline not yet escalated, which
-// lets the request's read skip the due-escalation probe (see dueProbe).
+// token counts nothing, as with Authenticate before Meter — and reads the
+// earliest reply-by deadline not yet escalated, which lets the request's
+// read skip the due-escalation probe (see dueProbe).
 // The hash is compared again, in constant time, on the row the statement
 // answers; the rate limits are refused as count refuses them, a request
 // at a time.
