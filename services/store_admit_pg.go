@@ -30,9 +30,10 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	window := windowOf(now)
 	// Each bucket is counted from this process's lease when it holds a
 	// unit, else by a claim in the statement (rate_leases.go).
+	buckets := f.buckets(operation)
 	var claims []leaseClaim
 	var taken []leaseKey
-	for _, b := range f.buckets(operation) {
+	for _, b := range buckets {
 		if b.limit <= 0 {
 			continue
 		}
@@ -90,7 +91,7 @@ func (f *Forum) admitPG(ctx context.Context, token string, operation OpName) (Ca
 	for _, c := range claims {
 		counts[c.bucket] = f.leases.granted(c.key, window, c.limit, c.n, int(counted[c.bucket].Int64))
 	}
-	if err := f.overLimit(ctx, tokenMeter(id), f.buckets(operation), counts, now); err != nil {
+	if err := f.overLimit(ctx, tokenMeter(id), buckets, counts, now); err != nil {
 		return Caller{}, err
 	}
 	rights, _ := ParseRights(rts)
