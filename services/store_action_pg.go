@@ -187,7 +187,7 @@ func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {
 func (a *pgAction) scan(ctx context.Context, r batchRead, generic bool, dest ...any) error {
 	found := false
 	r.scan = func(row pgx.Row) error {
-		err := row.Scan(dest...)
+		err := scanKept(row, r.sql, dest...)
 		found = err == nil
 		return err
 	}

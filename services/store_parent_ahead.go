@@ -71,7 +71,7 @@ func (p *parentAhead) batchRead(tx *gorm.DB) (batchRead, error) {
 	}
 	p.sent = true
 	r.scan = func(row pgx.Row) error {
-		err := row.Scan(append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
+		err := scanKept(row, r.sql, append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
 		p.found = err == nil
 		return err
 	}

@@ -51,7 +51,7 @@ func scanPgx(ctx context.Context, db *gorm.DB, s fixedSQL, args []any, dest ...a
 				return err
 			}
 		}
-		err := c.QueryRow(ctx, r.sql, r.args...).Scan(dest...)
+		err := scanKept(c.QueryRow(ctx, r.sql, r.args...), r.sql, dest...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sql.ErrNoRows
 		}

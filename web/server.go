@@ -173,7 +173,10 @@ func withDeadline(h http.Handler, d time.Duration) http.Handler {
 // themselves.
 func deadline(d, waitMax time.Duration) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		w, _ := strconv.Atoi(c.Query("wait"))
+		w := 0
+		if q := c.Query("wait"); q != "" {
+			w, _ = strconv.Atoi(q)
+		}
 		ctx, cancel := context.WithTimeout(c.UserContext(), waitBudget(d, waitMax, w))
 		defer cancel()
 		c.SetUserContext(ctx)
