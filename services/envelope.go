@@ -98,7 +98,7 @@ func (f *Forum) readKind(obj map[string]json.RawMessage, env *Envelope) error {
 		return Refuse(InvalidBody, "kind is required: one of %s", kindList()).On("kind")
 	}
 	var k string
-	if json.Unmarshal(raw, &k) != nil {
+	if stringInto(raw, &k) != nil {
 		return Refuse(InvalidBody, "kind must be a string: one of %s", kindList()).On("kind")
 	}
 	env.Kind = Kind(k)
@@ -123,7 +123,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 	switch key {
 	case "parley":
 		var v string
-		if json.Unmarshal(raw, &v) != nil || v != "1" {
+		if stringInto(raw, &v) != nil || v != "1" {
 			return Refuse(InvalidBody, `parley must be the string "1" when present`).On(key)
 		}
 	case "thread":
@@ -148,7 +148,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 		return f.readTo(raw, env)
 	case "state":
 		var s string
-		if json.Unmarshal(raw, &s) != nil || !ValidState(State(s)) {
+		if stringInto(raw, &s) != nil || !ValidState(State(s)) {
 			return Refuse(InvalidBody, "state must be one of %s", stateList()).On(key)
 		}
 		env.State = State(s)
@@ -168,7 +168,7 @@ func (f *Forum) readField(key string, raw json.RawMessage, env *Envelope) error 
 		return f.readReplyBy(raw, env)
 	case "idempotency_key":
 		var k string
-		if json.Unmarshal(raw, &k) != nil || !validIdempotencyKey(k) {
+		if stringInto(raw, &k) != nil || !validIdempotencyKey(k) {
 			return badIdempotencyKey("idempotency_key must be")
 		}
 		env.IdempotencyKey = k
@@ -203,7 +203,7 @@ func (f *Forum) readSupersedes(raw json.RawMessage, env *Envelope) error {
 // time in the future (docs/protocol.md §10).
 func (f *Forum) readValidUntil(raw json.RawMessage, env *Envelope) error {
 	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	if stringInto(raw, &s) != nil {
 		return Refuse(InvalidBody, "valid_until must be an RFC 3339 time string").On("valid_until")
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -220,7 +220,7 @@ func (f *Forum) readValidUntil(raw json.RawMessage, env *Envelope) error {
 
 func (f *Forum) readBody(raw json.RawMessage, env *Envelope) error {
 	var body string
-	if json.Unmarshal(raw, &body) != nil {
+	if stringInto(raw, &body) != nil {
 		return Refuse(InvalidBody, "body must be a string").On("body")
 	}
 	if err := f.checkText(body, "body", f.limits.BodyMaxChars); err != nil {
@@ -269,7 +269,7 @@ func (f *Forum) readProvenance(raw json.RawMessage, env *Envelope) error {
 			return Refuse(InvalidBody, "unknown field %q in provenance: only model and client", key).On(field)
 		}
 		var v string
-		if isNull(obj[key]) || json.Unmarshal(obj[key], &v) != nil {
+		if isNull(obj[key]) || stringInto(obj[key], &v) != nil {
 			return Refuse(InvalidBody, "%s must be a string", field).On(field)
 		}
 		if err := f.checkText(v, field, f.limits.ProvenanceFieldMaxChars); err != nil {
@@ -293,7 +293,7 @@ func (f *Forum) readTo(raw json.RawMessage, env *Envelope) error {
 	for _, key := range sortedKeys(obj) {
 		switch key {
 		case "identity":
-			if json.Unmarshal(obj[key], &to.Identity) != nil || !validIdentity(to.Identity) {
+			if stringInto(obj[key], &to.Identity) != nil || !validIdentity(to.Identity) {
 				return Refuse(InvalidBody, `to.identity must be an identity such as "%s:bob" or "human:alice"`, f.realm).On("to.identity")
 			}
 		case "extension":
@@ -356,7 +356,7 @@ func (f *Forum) checkText(s, field string, max int) error {
 
 func (f *Forum) readExtension(raw json.RawMessage, field string) (string, error) {
 	var ext string
-	if json.Unmarshal(raw, &ext) != nil || !validName(ext, f.limits.ExtensionMaxChars) {
+	if stringInto(raw, &ext) != nil || !validName(ext, f.limits.ExtensionMaxChars) {
 		return "", Refuse(InvalidBody, "%s must match [a-z0-9][a-z0-9._-]{0,%d}", field, f.limits.ExtensionMaxChars-1).On(field)
 	}
 	return ext, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -102,4 +103,27 @@ func PointerField(ptr string) string {
 		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
 	}
 	return strings.Join(parts, ".")
+}
+
+// stringInto reads raw, one JSON value, into s as json.Unmarshal does. A
+// string with no escape, no control character and only UTF-8 is its bytes
+// between the quotes, taken without encoding/json's reflection (its
+// Unmarshal was a quarter of an envelope's parse); anything else, null
+// and every refusal included, goes to json.Unmarshal.
+func stringInto(raw []byte, s *string) error {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		inner := raw[1 : n-1]
+		plain := utf8.Valid(inner)
+		for _, b := range inner {
+			if b == '\\' || b == '"' || b < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*s = string(inner)
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, s)
 }

@@ -48,3 +48,20 @@ func TestReadObjectAgreesWithTwoPasses(t *testing.T) {
 		}
 	}
 }
+
+// TestStringIntoAgreesWithUnmarshal: the plain-string shortcut reads what
+// json.Unmarshal reads, and everything it does not take (escapes, null,
+// other types, bytes that are not UTF-8, broken text) goes to
+// json.Unmarshal, error and value alike.
+func TestStringIntoAgreesWithUnmarshal(t *testing.T) {
+	for _, raw := range []string{
+		`"note"`, `""`, `"é 😀 tab-free"`, `"a\"b"`, `"a\\b"`, `"\u00e9"`, `"line\nbreak"`,
+		`null`, `1`, `true`, `["x"]`, `{"a":"b"}`, "\"\xff\"", "\"a\x01b\"", `"unterminated`, `"`, `x"`,
+	} {
+		var got, want string
+		errGot, errWant := stringInto([]byte(raw), &got), json.Unmarshal([]byte(raw), &want)
+		if got != want || (errGot == nil) != (errWant == nil) {
+			t.Errorf("%q: stringInto read %q (%v), json.Unmarshal %q (%v)", raw, got, errGot, want, errWant)
+		}
+	}
+}
