@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/text/cases"
 	"gorm.io/gorm"
@@ -42,8 +43,41 @@ func NormalizeBody(body string) string {
 }
 
 func bodyHash(body string) string {
-	sum := sha256.Sum256([]byte(NormalizeBody(body)))
+	var sum [sha256.Size]byte
+	if folded, ascii := normalizeASCII(body); ascii {
+		sum = sha256.Sum256(folded)
+	} else {
+		sum = sha256.Sum256([]byte(NormalizeBody(body)))
+	}
 	return hex.EncodeToString(sum[:])
+}
+
+// normalizeASCII is NormalizeBody for a body of ASCII alone, in one pass
+// and one allocation: full case folding of ASCII is lowering A to Z, and
+// its whitespace is what unicode.IsSpace finds in ASCII. Nearly every
+// body is ASCII; NormalizeBody's Unicode path was 2 % of a post's CPU.
+// ascii is false, and nothing is answered, for any other body.
+func normalizeASCII(body string) (folded []byte, ascii bool) {
+	out := make([]byte, 0, len(body))
+	space := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return nil, false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			space = len(out) > 0
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, c)
+	}
+	return out, true
 }
 
 // checkGuard applies rules 1–3 to a reply before it is stored; hash is the
