@@ -155,9 +155,10 @@ func actionOf(tx *gorm.DB) *pgAction {
 // batchRead is a statement of a batch that answers a row, scanned by scan
 // (given pgx.ErrNoRows when there is none).
 type batchRead struct {
-	sql  string
-	args []any
-	scan func(pgx.Row) error
+	sql   string
+	args  []any
+	scan  func(pgx.Row) error
+	plans *planSlot // the statement's kept scan plans (scanKept), if any
 }
 
 // genericPlan brackets reads so that PostgreSQL runs them under a generic
@@ -206,7 +207,7 @@ func scanBatched(q *gorm.DB, a *pgAction, generic bool, dest ...any) error {
 func (a *pgAction) scan(ctx context.Context, r batchRead, generic bool, dest ...any) error {
 	found := false
 	r.scan = func(row pgx.Row) error {
-		err := scanKept(row, r.sql, dest...)
+		err := scanKept(row, r.plans, dest...)
 		found = err == nil
 		return err
 	}
@@ -393,9 +394,11 @@ func (s fixedSQL) execLater(tx *gorm.DB, rows int64, args ...any) (int64, error)
 // as they are.
 func passRow(tx *gorm.DB, s fixedSQL, args ...any) (batchRead, error) {
 	if unobserved(tx) {
-		return batchRead{sql: s.postgres, args: args}, nil
+		return batchRead{sql: s.postgres, args: args, plans: s.plans}, nil
 	}
-	return passQuery(s.on(tx, args...))
+	r, err := passQuery(s.on(tx, args...))
+	r.plans = s.plans
+	return r, err
 }
 
 // passQuery is passRow for a statement readied on its own *gorm.DB.

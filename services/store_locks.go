@@ -131,7 +131,7 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 		return th, fmt.Errorf("lock thread: %w", err)
 	}
 	row.scan = func(r pgx.Row) error {
-		err := scanKept(r, row.sql, threadFields(&th)...)
+		err := scanKept(r, row.plans, threadFields(&th)...)
 		found = err == nil
 		return err
 	}

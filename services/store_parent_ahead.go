@@ -38,7 +38,7 @@ type parentAhead struct {
 }
 
 var parentAheadRow = fixedSQL{postgres: numbered(parentRowText("string_agg(body_hash, ',')",
-	"COALESCE(NULLIF(?::bigint, 0), (SELECT root_message_id FROM threads WHERE id = ?))"))}
+	"COALESCE(NULLIF(?::bigint, 0), (SELECT root_message_id FROM threads WHERE id = ?))")), plans: new(planSlot)}
 
 // parentAheadRowRestoring is parentAheadRow planned under the generic plan
 // that the lock's statement set (lockGenericOn), which it then ends: the
@@ -48,7 +48,7 @@ var parentAheadRow = fixedSQL{postgres: numbered(parentRowText("string_agg(body_
 // the parent is not found no row runs it, and the mode stays generic until
 // the transaction ends — which it then does, refused.
 var parentAheadRowRestoring = fixedSQL{postgres: strings.Replace(parentAheadRow.postgres, " FROM messages WHERE id = ",
-	", "+genericOffSQL+" FROM messages WHERE id = ", 1)}
+	", "+genericOffSQL+" FROM messages WHERE id = ", 1), plans: new(planSlot)}
 
 // readParentAhead asks the lock of env's thread, on a pgAction, to read
 // the parent too (none for a claim act, whose parent comes from its claim).
@@ -71,7 +71,7 @@ func (p *parentAhead) batchRead(tx *gorm.DB) (batchRead, error) {
 	}
 	p.sent = true
 	r.scan = func(row pgx.Row) error {
-		err := scanKept(row, r.sql, append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
+		err := scanKept(row, r.plans, append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
 		p.found = err == nil
 		return err
 	}

@@ -44,14 +44,14 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 // sql.ErrNoRows when it answers no row.
 func scanPgx(ctx context.Context, db *gorm.DB, s fixedSQL, args []any, dest ...any) error {
 	ok, err := onPgx(ctx, db, func(c *pgx.Conn) error {
-		r := batchRead{sql: s.postgres, args: args}
+		r := batchRead{sql: s.postgres, args: args, plans: s.plans}
 		if !unobserved(db) {
 			var err error
 			if r, err = passQuery(s.on(db.WithContext(ctx), args...)); err != nil {
 				return err
 			}
 		}
-		err := scanKept(c.QueryRow(ctx, r.sql, r.args...), r.sql, dest...)
+		err := scanKept(c.QueryRow(ctx, r.sql, r.args...), s.plans, dest...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return sql.ErrNoRows
 		}

@@ -27,10 +27,15 @@ import (
 // byte and box each argument on every call — a fifth of a post's
 // allocations in -memprofile; a fixed statement is handed to the driver
 // as it is.
-type fixedSQL struct{ sqlite, postgres string }
+type fixedSQL struct {
+	sqlite, postgres string
+	plans            *planSlot // how its row is scanned (scanKept); nil: planned by pgx each time
+}
 
 // fixed makes a fixedSQL of one text for both dialects.
-func fixed(sql string) fixedSQL { return fixedSQL{sqlite: sql, postgres: numbered(sql)} }
+func fixed(sql string) fixedSQL {
+	return fixedSQL{sqlite: sql, postgres: numbered(sql), plans: new(planSlot)}
+}
 
 // numbered writes PostgreSQL's $1, $2… for the ? placeholders of sql (the
 // fixed statements hold no ? inside a literal).
@@ -144,7 +149,7 @@ func messageFields(m *models.Message) []any {
 // (readParentRow) and the party's earlier message of the same body
 // (partyRecent). The digests are hex: a comma never occurs in them.
 var parentWithRecent = fixedSQL{sqlite: parentRowText("group_concat(body_hash, ',')", "?"),
-	postgres: numbered(parentRowText("string_agg(body_hash, ',')", "?"))}
+	postgres: numbered(parentRowText("string_agg(body_hash, ',')", "?")), plans: new(planSlot)}
 
 // parentRowText is parentWithRecent's text with agg for the aggregate of
 // the hashes and id for the message's id (parentAheadRow names the root).

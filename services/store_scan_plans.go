@@ -3,7 +3,7 @@ package services
 import (
 	"fmt"
 	"reflect"
-	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -12,21 +12,20 @@ import (
 
 // pgx plans how to scan each column anew for every query it runs: the
 // plans of a post's four statements were a sixth of its allocations and
-// 4 % of its server CPU. The hot statements scan through plans kept per
-// statement text instead (scanKept): the first row a text answers plans
-// its columns, later rows of the same columns reuse the plans, and a row
-// whose columns or destinations differ (another query mode, another Go
-// type) is planned anew.
+// 4 % of its server CPU. The fixed statements scan through plans kept with
+// the statement instead (fixedSQL.plans, scanKept): the first row planned
+// fills the slot, later rows of the same columns and destination types
+// reuse it, and a row whose columns or destinations differ (another query
+// mode, another Go type) is planned anew and replaces it.
 //
-// The plans come from the type map of the connection that read the first
-// row and are used on every connection: Parley registers no types of its
-// own, so every connection's map holds pgx's built-in types alone and
-// plans alike. pgx's scan plans keep no state between scans (a Rows of
-// pgx's own reuses them row after row), so goroutines share them.
+// The plans come from the type map of the connection that read the row
+// and are used on every connection: Parley registers no types of its own,
+// so every connection's map holds pgx's built-in types alone and plans
+// alike. pgx's scan plans keep no state between scans (a Rows of pgx's own
+// reuses them row after row), so goroutines share them.
 
-// keptPlans are the plans of the statements scanned through scanKept, by
-// their text (a bounded set: the fixed statements).
-var keptPlans sync.Map // string → *columnPlans
+// planSlot holds a statement's kept plans.
+type planSlot struct{ p atomic.Pointer[columnPlans] }
 
 // columnPlans is how to scan one statement's columns into one set of
 // destination types.
@@ -37,16 +36,19 @@ type columnPlans struct {
 	plans   []pgtype.ScanPlan
 }
 
-// scanKept scans row, the answer of sql, into dest, as row.Scan does, but
-// through plans kept for sql.
-func scanKept(row pgx.Row, sql string, dest ...any) error {
-	return row.Scan(&keptScan{sql: sql, dest: dest})
+// scanKept scans row into dest as row.Scan does, through the plans kept
+// in slot; with no slot, as row.Scan.
+func scanKept(row pgx.Row, slot *planSlot, dest ...any) error {
+	if slot == nil {
+		return row.Scan(dest...)
+	}
+	return row.Scan(&keptScan{slot: slot, dest: dest})
 }
 
 // keptScan is a pgx.RowScanner: pgx hands it the row when it is the one
 // destination.
 type keptScan struct {
-	sql  string
+	slot *planSlot
 	dest []any
 }
 
@@ -55,11 +57,10 @@ func (k *keptScan) ScanRow(rows pgx.Rows) error {
 	if len(fields) != len(k.dest) || len(values) != len(k.dest) {
 		return fmt.Errorf("the row has %d columns for %d destinations", len(fields), len(k.dest))
 	}
-	p, _ := keptPlans.Load(k.sql)
-	plans, _ := p.(*columnPlans)
+	plans := k.slot.p.Load()
 	if plans == nil || !plans.fit(fields, k.dest) {
 		plans = planColumns(rows.Conn().TypeMap(), fields, k.dest)
-		keptPlans.Store(k.sql, plans)
+		k.slot.p.Store(plans)
 	}
 	for i, d := range k.dest {
 		if d == nil {

@@ -47,13 +47,14 @@ func TestScanKeptAgreesWithPgx(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 7, 6, 30, 0, 123000, time.UTC)
 	modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeCacheStatement}
+	slot := new(planSlot)
 	ok, err := onPgx(ctx, db, func(c *pgx.Conn) error {
 		for i, mode := range modes {
 			var want, got keptDest
 			if err := c.QueryRow(ctx, keptRow, mode, int64(1)<<40, "née", at).Scan(want.fields()...); err != nil {
 				return err
 			}
-			if err := scanKept(c.QueryRow(ctx, keptRow, mode, int64(1)<<40, "née", at), keptRow, got.fields()...); err != nil {
+			if err := scanKept(c.QueryRow(ctx, keptRow, mode, int64(1)<<40, "née", at), slot, got.fields()...); err != nil {
 				return fmt.Errorf("round %d (%v): %w", i, mode, err)
 			}
 			if !reflect.DeepEqual(want, got) || got.id != 1<<40 || got.text != "née" || !got.at.Equal(at) || got.never != nil || got.small != 7 {
@@ -63,10 +64,10 @@ func TestScanKeptAgreesWithPgx(t *testing.T) {
 		var n sql.NullInt64 // the first column into another type
 		var d keptDest
 		dest := append([]any{&n}, d.fields()[1:]...)
-		if err := scanKept(c.QueryRow(ctx, keptRow, int64(5), "x", at), keptRow, dest...); err != nil || n.Int64 != 5 || !n.Valid {
+		if err := scanKept(c.QueryRow(ctx, keptRow, int64(5), "x", at), slot, dest...); err != nil || n.Int64 != 5 || !n.Valid {
 			t.Errorf("another destination type: %v, read %+v", err, n)
 		}
-		if err := scanKept(c.QueryRow(ctx, keptRow, int64(5), "x", at), keptRow, dest[:8]...); err == nil {
+		if err := scanKept(c.QueryRow(ctx, keptRow, int64(5), "x", at), slot, dest[:8]...); err == nil {
 			t.Error("nine columns scanned into eight destinations")
 		}
 		return nil
@@ -76,12 +77,13 @@ func TestScanKeptAgreesWithPgx(t *testing.T) {
 	}
 }
 
-// TestScanKeptConcurrently: connections share the kept plans; run it with
-// -race.
+// TestScanKeptConcurrently: connections share a statement's kept plans;
+// run it with -race.
 func TestScanKeptConcurrently(t *testing.T) {
 	db := dbtest.Fresh(t, "postgres")
 	ctx := context.Background()
 	at := time.Date(2026, 12, 7, 6, 30, 0, 0, time.UTC)
+	slot := new(planSlot)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for g := range 8 {
@@ -89,7 +91,7 @@ func TestScanKeptConcurrently(t *testing.T) {
 			_, err := onPgx(ctx, db, func(c *pgx.Conn) error {
 				for i := range 50 {
 					var d keptDest
-					if err := scanKept(c.QueryRow(ctx, keptRow, int64(g*1000+i), "t", at), keptRow, d.fields()...); err != nil {
+					if err := scanKept(c.QueryRow(ctx, keptRow, int64(g*1000+i), "t", at), slot, d.fields()...); err != nil {
 						return err
 					}
 					if d.id != int64(g*1000+i) || d.text != "t" || !d.at.Equal(at) {
