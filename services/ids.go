@@ -95,7 +95,7 @@ func parseRef(s, prefix string) (int64, bool) {
 // refFromJSON reads a reference sent as a string or a number.
 func refFromJSON(raw json.RawMessage, prefix string) (int64, bool) {
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if err := stringInto(raw, &s); err != nil {
 		var n json.Number
 		if err := json.Unmarshal(raw, &n); err != nil {
 			return 0, false
