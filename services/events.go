@@ -81,10 +81,11 @@ func (f *Forum) eventPage(ctx context.Context, thread, since int64, limit int) (
 		if thread != 0 {
 			db = db.Where("thread_id = ?", thread)
 		}
-		rows = nil
-		if err := db.Order("seq").Limit(limit).Find(&rows).Error; err != nil {
+		var got []models.Event
+		if err := db.Order("seq").Limit(limit).Find(&got).Error; err != nil {
 			return nil, fmt.Errorf("events: %w", err)
 		}
+		rows = got
 		pos := make([]int64, len(rows))
 		for i, e := range rows {
 			pos[i] = e.Seq

@@ -258,24 +258,22 @@ func (f *Forum) inboxPageSeen(ctx context.Context, who Caller, extension string,
 		threads []models.Thread
 		msgs    map[int64]models.Message
 	)
+	// A read that fails leaves the last read's page (settleWith).
 	keep, err := f.settleWith(ctx, func(horizon *int64) ([]int64, error) {
+		var h int64
 		if seen != nil && horizon == nil {
-			h, err := f.horizon(ctx)
-			if err != nil {
+			var err error
+			if h, err = f.horizon(ctx); err != nil {
 				return nil, err
 			}
-			*seen = h
 		}
 		rows, err := f.inboxTurns(ctx, who, extension, since, limit, addressed, horizon)
-		if seen != nil && horizon != nil {
-			*seen = *horizon
-		}
 		if err != nil {
 			return nil, fmt.Errorf("inbox: %w", err)
 		}
-		threads, msgs = make([]models.Thread, len(rows)), make(map[int64]models.Message, len(rows))
+		page, found := make([]models.Thread, len(rows)), make(map[int64]models.Message, len(rows))
 		for i, r := range rows {
-			threads[i], msgs[r.message.ID] = r.thread, r.message
+			page[i], found[r.message.ID] = r.thread, r.message
 		}
 		if who.Human() || who.LockHolder() {
 			var escalated []models.Thread
@@ -284,7 +282,14 @@ func (f *Forum) inboxPageSeen(ctx context.Context, who Caller, extension string,
 			if err != nil {
 				return nil, fmt.Errorf("inbox: escalated: %w", err)
 			}
-			threads = mergeTurns(threads, escalated, limit)
+			page = mergeTurns(page, escalated, limit)
+		}
+		threads, msgs = page, found
+		if seen != nil {
+			if horizon != nil {
+				h = *horizon
+			}
+			*seen = h
 		}
 		pos := make([]int64, len(threads))
 		for i, th := range threads {

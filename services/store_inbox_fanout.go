@@ -40,14 +40,14 @@ func (f *Forum) fanoutTurns(ctx context.Context, from int64, identities []string
 		if err != nil {
 			return nil, err
 		}
-		if horizon != nil {
-			*horizon = h
-		}
-		upTo = h
-		rows, err = rowsOf(f.db.WithContext(ctx).Raw(sql, string(list), from, fanoutRows), fanoutRows, turnFields)
+		got, err := rowsOf(f.db.WithContext(ctx).Raw(sql, string(list), from, fanoutRows), fanoutRows, turnFields)
 		if err != nil {
 			return nil, fmt.Errorf("inbox fan-out: %w", err)
 		}
+		if horizon != nil {
+			*horizon = h
+		}
+		rows, upTo = got, h
 		pos := make([]int64, len(rows))
 		for i, r := range rows {
 			pos[i] = r.thread.TurnSeq

@@ -143,7 +143,9 @@ func (counterPositions) horizon(ctx context.Context, db *gorm.DB) (int64, error)
 // a short wait (they usually end within milliseconds), until the caller's
 // deadline; then it answers the rows below the horizon only — later, never
 // lost. It also answers the horizon, so that a waiting read knows whether
-// announced news is still held back.
+// announced news is still held back. A read that fails once the deadline
+// has passed answers what the read before it found final, so read must
+// leave the rows of its last successful call when it fails.
 //
 // The horizon is the oldest transaction still running in this database
 // (horizonSQL), so that transactions of other databases of the cluster
@@ -180,6 +182,7 @@ func (f *Forum) settleWith(ctx context.Context, read func(horizon *int64) ([]int
 		return n, nil
 	}
 	wait := time.Millisecond
+	final := -1 // how many rows the last read had below its horizon; -1 before a read
 	for {
 		horizon, fixed := ctx.Value(fixedHorizonKey{}).(int64)
 		want := &horizon
@@ -189,6 +192,12 @@ func (f *Forum) settleWith(ctx context.Context, read func(horizon *int64) ([]int
 		began := time.Now()
 		pos, err := read(want)
 		if err != nil {
+			if final >= 0 && ctx.Err() != nil {
+				// The deadline struck while reading again (a read outlasted
+				// twice the last one, under load): what the last read found
+				// final stands, as read keeps a failed read from its rows.
+				return final, nil
+			}
 			return 0, err
 		}
 		n := sort.Search(len(pos), func(i int) bool { return pos[i] >= horizon })
@@ -209,6 +218,7 @@ func (f *Forum) settleWith(ctx context.Context, read func(horizon *int64) ([]int
 			return n, nil
 		case <-time.After(wait):
 		}
+		final = n
 		wait = min(2*wait, 20*time.Millisecond)
 	}
 }
