@@ -61,9 +61,8 @@ type queuedWrite struct {
 // checked is w's statement, made to fail inside the database when it
 // does not write its rows: the batch that sends it may carry COMMIT, which
 // PostgreSQL runs before the client could look at a row count, and which
-// it skips once a statement of the batch has failed.
-// The texts are kept (checkedTexts): a post's thread update was built
-// anew on every post, 0.9 KB of garbage, and hashed anew by pgx's cache.
+// it skips once a statement of the batch has failed. The texts are kept
+// (checkedTexts): a post's thread update was built anew on every post.
 func (w queuedWrite) checked() string {
 	if w.rows < 0 {
 		return w.sql

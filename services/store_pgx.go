@@ -44,7 +44,7 @@ func onPgx(ctx context.Context, db *gorm.DB, fn func(*pgx.Conn) error) (ok bool,
 // sql.ErrNoRows when it answers no row.
 func scanPgx(ctx context.Context, db *gorm.DB, s fixedSQL, args []any, dest ...any) error {
 	ok, err := onPgx(ctx, db, func(c *pgx.Conn) error {
-		r := batchRead{sql: s.postgres, args: args, plans: s.plans}
+		r := batchRead{sql: s.postgres, args: args}
 		if !unobserved(db) {
 			var err error
 			if r, err = passQuery(s.on(db.WithContext(ctx), args...)); err != nil {
