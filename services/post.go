@@ -189,7 +189,17 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 			return Posted{}, err
 		}
 	}
-	if err := insertMessage(tx, &msg); err != nil {
+	var shaped *Message // the answer's message, once shaped
+	if idAfterCommit(env, chg, work) {
+		err = insertMessageLater(tx, &msg, func() {
+			if shaped != nil {
+				shaped.ID = MessageKey(msg.ID)
+			}
+		})
+	} else {
+		err = insertMessage(tx, &msg)
+	}
+	if err != nil {
 		return Posted{}, fmt.Errorf("insert message: %w", err)
 	}
 	seq, err := nextSeq(tx)
@@ -215,7 +225,22 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err := f.signVerdicts(a, th); err != nil {
 		return Posted{}, err
 	}
-	return f.posted(tx, msg, th, now)
+	out, err := f.posted(tx, msg, th, now)
+	shaped = out.Message
+	return out, err
+}
+
+// idAfterCommit reports whether a reply's writes after its message need
+// not know the message's id, so that its insert may go out with COMMIT
+// (insertMessageLater): a note that changes no state and no claim. Every
+// other act names its message in a later write — the thread's turn, an
+// event, a claim, evidence — and a keyed post stores its answer, id
+// included, before it commits. The id still comes from the insert: taken
+// ahead of the checks, a refused reply would leave a gap in the ids that
+// scripted conversations, naming the messages they will make, would see.
+func idAfterCommit(env Envelope, chg change, work claimWork) bool {
+	return env.Kind == Note && chg.effect == unchanged && env.IdempotencyKey == "" &&
+		work.target == nil && work.to == "" && len(work.superseded) == 0
 }
 
 // posted shapes post's answer; a profile act's includes its claim as the

@@ -19,12 +19,13 @@ import (
 // A post on PostgreSQL runs its transaction by hand on one connection, so
 // that it can send its statements in pgx batches: BEGIN goes out with the
 // first statements of the action (the thread's lock, the thread and the
-// parent: lockThreadBatched), and the writes that need no answer (the
-// message, whose id the lock's statement took, and the thread's update)
-// wait and go out with COMMIT. A note is then three round trips, its
-// admission included, where a transaction opened by database/sql and
-// statement by statement took eight; pprof showed two thirds of a post's
-// server CPU in its round trips.
+// parent: lockThreadBatched), and the writes whose answers nothing needs
+// before COMMIT (the thread's update; a note's message, whose id its
+// answer names only after: insertMessageLater) wait and go out with
+// COMMIT. A note is then three round trips, its admission included, where
+// a transaction opened by database/sql and statement by statement took
+// eight; pprof showed two thirds of a post's server CPU in its round
+// trips.
 //
 // The action's *gorm.DB has the pgAction as its connection pool, so every
 // statement of the services runs in the action's transaction. The batched
@@ -51,11 +52,14 @@ type pgAction struct {
 }
 
 // queuedWrite is a write waiting for the next round trip; rows is the
-// number of rows it must affect, -1 for any.
+// number of rows it must affect, -1 for any. A write that answers a row
+// (INSERT … RETURNING) has answer, which reads it once it is sent
+// (insertMessageLater).
 type queuedWrite struct {
-	sql  string
-	args []any
-	rows int64
+	sql    string
+	args   []any
+	rows   int64
+	answer func(pgx.Row) error
 }
 
 // checked is w's statement, made to fail inside the database when it
@@ -260,6 +264,12 @@ func (a *pgAction) send(ctx context.Context, reads []batchRead, commit bool) err
 			}
 		}
 		for _, w := range queue {
+			if w.answer != nil {
+				if err := w.answer(br.QueryRow()); err != nil {
+					return err
+				}
+				continue
+			}
 			if _, err := br.Exec(); err != nil {
 				if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == divisionByZero && w.rows >= 0 {
 					return fmt.Errorf("rows written other than %d: %.40s", w.rows, w.sql)

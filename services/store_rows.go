@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"parley/models"
@@ -196,16 +197,51 @@ var messageInsertOwnerless = func() fixedSQL {
 
 // insertMessage stores m and sets its id.
 func insertMessage(tx *gorm.DB, m *models.Message) error {
+	s, args := messageInsertOf(m)
+	return scanFixed(tx, s, args, &m.ID)
+}
+
+// insertMessageLater is insertMessage for an action that needs m's id
+// only once it commits (idAfterCommit): on a pgAction the insert waits
+// for the action's next round trip, which is COMMIT's when nothing reads
+// in between, and sets m.ID and calls done then. A note is a round trip
+// shorter. Elsewhere it runs at once, and done with it.
+func insertMessageLater(tx *gorm.DB, m *models.Message, done func()) error {
+	s, args := messageInsertOf(m)
+	a := actionOf(tx)
+	if a == nil {
+		if err := scanFixed(tx, s, args, &m.ID); err != nil {
+			return err
+		}
+		done()
+		return nil
+	}
+	r, err := passRow(tx, s, args...)
+	if err != nil {
+		return err
+	}
+	a.queue = append(a.queue, queuedWrite{sql: r.sql, args: r.args, rows: -1, answer: func(row pgx.Row) error {
+		if err := scanKept(row, r.plans, &m.ID); err != nil {
+			return err
+		}
+		done()
+		return nil
+	}})
+	return nil
+}
+
+// messageInsertOf is the statement that stores m, and its arguments.
+func messageInsertOf(m *models.Message) (fixedSQL, []any) {
 	if m.AuthorOwner == "" {
-		return scanFixed(tx, messageInsertOwnerless, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+		return messageInsertOwnerless, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 			m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
 			m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy,
-			m.BodyHash, m.ChainLen}, &m.ID)
+			m.BodyHash, m.ChainLen}
 	}
-	return scanFixed(tx, messageInsert, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
+	return messageInsert, []any{m.ThreadID, m.ParentID, m.Depth, m.Kind, m.AuthorIdentity, m.AuthorExtension,
 		m.AuthorKind, m.AuthorBadge, m.Body, m.ProvenanceModel, m.ProvenanceClient, m.ToIdentity, m.ToExtension,
 		m.State, m.ClaimID, m.AwaitingIdentity, m.AwaitingExtension, m.CreatedAt, m.ReplyBy, m.AuthorOwner,
-		m.BodyHash, m.ChainLen}, &m.ID)
+		m.BodyHash, m.ChainLen}
 }
 
 // qualified is cols qualified by a table's name or alias.
