@@ -60,6 +60,7 @@ type queuedWrite struct {
 	args   []any
 	rows   int64
 	answer func(pgx.Row) error
+	short  error // the error when it writes other than rows rows; nil: one that says so
 }
 
 // checked is w's statement, made to fail inside the database when it
@@ -272,6 +273,9 @@ func (a *pgAction) send(ctx context.Context, reads []batchRead, commit bool) err
 			}
 			if _, err := br.Exec(); err != nil {
 				if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == divisionByZero && w.rows >= 0 {
+					if w.short != nil {
+						return w.short
+					}
 					return fmt.Errorf("rows written other than %d: %.40s", w.rows, w.sql)
 				}
 				return err
@@ -336,9 +340,9 @@ func (a *pgAction) PrepareContext(ctx context.Context, query string) (*sql.Stmt,
 }
 
 func (a *pgAction) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if rows, later := ctx.Value(deferredKey{}).(int64); later {
-		a.queue = append(a.queue, queuedWrite{sql: query, args: args, rows: rows})
-		return deferredResult(rows), nil
+	if d, later := ctx.Value(deferredKey{}).(deferred); later {
+		a.queue = append(a.queue, queuedWrite{sql: query, args: args, rows: d.rows, short: d.short})
+		return deferredResult(d.rows), nil
 	}
 	if err := a.flush(ctx); err != nil {
 		return nil, err
@@ -362,9 +366,17 @@ func (a *pgAction) QueryRowContext(ctx context.Context, query string, args ...an
 }
 
 // deferredKey marks, in a statement's context, a write to queue until the
-// action's next round trip; its value is the rows it must affect (-1 for
-// any), checked when it is sent.
+// action's next round trip; its value, a deferred, says the rows it must
+// affect, checked when it is sent.
 type deferredKey struct{}
+
+// deferred is a queued write's rows (-1 for any) and the error it ends
+// the action with when it writes other than those (nil: one that says
+// so).
+type deferred struct {
+	rows  int64
+	short error
+}
 
 // deferredResult answers a queued write as if it had run.
 type deferredResult int64
@@ -380,17 +392,23 @@ func (r deferredResult) RowsAffected() (int64, error) { return int64(r), nil }
 // once, as exec does. With nothing to see it pass the callbacks
 // (unobserved), it is queued without them.
 func (s fixedSQL) execLater(tx *gorm.DB, rows int64, args ...any) (int64, error) {
+	return s.execLaterOr(tx, deferred{rows: rows}, args...)
+}
+
+// execLaterOr is execLater, the queued write ending the action with
+// d.short when it writes other than d.rows rows.
+func (s fixedSQL) execLaterOr(tx *gorm.DB, d deferred, args ...any) (int64, error) {
 	a := actionOf(tx)
 	switch {
 	case a == nil:
 		res := s.exec(tx, args...)
 		return res.RowsAffected, res.Error
 	case unobserved(tx):
-		a.queue = append(a.queue, queuedWrite{sql: s.postgres, args: args, rows: rows})
-		return rows, nil
+		a.queue = append(a.queue, queuedWrite{sql: s.postgres, args: args, rows: d.rows, short: d.short})
+		return d.rows, nil
 	}
 	q := s.on(tx, args...)
-	q.Statement.Context = context.WithValue(q.Statement.Context, deferredKey{}, rows)
+	q.Statement.Context = context.WithValue(q.Statement.Context, deferredKey{}, d)
 	res := q.Callback().Raw().Execute(q)
 	return res.RowsAffected, res.Error
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"parley/models"
@@ -45,7 +46,9 @@ import (
 var errKeyTaken = errors.New("idempotency key taken by a concurrent post")
 
 var (
-	lockKeyPG  = fixed("SELECT pg_advisory_xact_lock('idempotency_keys'::regclass::oid::int, hashtext(?))")
+	lockKeyPG = fixed("SELECT pg_advisory_xact_lock('idempotency_keys'::regclass::oid::int, hashtext(?))")
+	// lockKeyRow is lockKeyPG as a batch reads it: a row to scan.
+	lockKeyRow = fixed("SELECT 1 FROM (SELECT pg_advisory_xact_lock('idempotency_keys'::regclass::oid::int, hashtext(?)) OFFSET 0) locked")
 	readKeySQL = fixed(`SELECT envelope_hash, result, created_at FROM idempotency_keys
 		WHERE token_id = ? AND identity = ? AND idempotency_key = ?`)
 	dropKeySQL = fixed(`DELETE FROM idempotency_keys WHERE token_id = ? AND identity = ? AND idempotency_key = ? AND created_at <= ?`)
@@ -65,15 +68,20 @@ const keyPruneEvery = 10 * time.Minute
 // the locks that follow (see lockThread).
 func priorKey(tx *gorm.DB, who Caller, key string, now time.Time) (live *storedKey, stale bool, err error) {
 	s := scopeOf(who)
-	if models.IsPostgresDB(tx) {
-		lockName := strconv.FormatInt(s.tokenID, 10) + "|" + s.identity + "|" + key
+	var k storedKey
+	var created any
+	lockName := strconv.FormatInt(s.tokenID, 10) + "|" + s.identity + "|" + key
+	switch a := actionOf(tx); {
+	case a != nil:
+		err = lockReadKey(tx, a, lockName, []any{s.tokenID, s.identity, key}, &k.hash, &k.result, &created)
+	case models.IsPostgresDB(tx):
 		if err := lockKeyPG.exec(tx, lockName).Error; err != nil {
 			return nil, false, fmt.Errorf("lock idempotency key: %w", err)
 		}
+		fallthrough
+	default:
+		err = scanFixed(tx, readKeySQL, []any{s.tokenID, s.identity, key}, &k.hash, &k.result, &created)
 	}
-	var k storedKey
-	var created any
-	err = scanFixed(tx, readKeySQL, []any{s.tokenID, s.identity, key}, &k.hash, &k.result, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -89,6 +97,34 @@ func priorKey(tx *gorm.DB, who Caller, key string, now time.Time) (live *storedK
 	return &k, false, nil
 }
 
+// lockReadKey is priorKey's lock and read on a pgAction: one round trip,
+// with BEGIN when it is the action's first statement; sql.ErrNoRows when
+// the key has no row.
+func lockReadKey(tx *gorm.DB, a *pgAction, lockName string, args []any, dest ...any) error {
+	lock, err := passRow(tx, lockKeyRow, lockName)
+	if err != nil {
+		return fmt.Errorf("lock idempotency key: %w", err)
+	}
+	lock.scan = func(r pgx.Row) error { return r.Scan(nil) }
+	read, err := passRow(tx, readKeySQL, args...)
+	if err != nil {
+		return err
+	}
+	found := false
+	read.scan = func(r pgx.Row) error {
+		err := scanKept(r, read.plans, dest...)
+		found = err == nil
+		return err
+	}
+	if err := a.send(tx.Statement.Context, []batchRead{lock, read}, false); err != nil {
+		return err
+	}
+	if !found {
+		return sql.ErrNoRows
+	}
+	return nil
+}
+
 // saveKey stores the key with the post's answer, in the post's
 // transaction after its writes, first deleting the expired row it
 // replaces (stale); errKeyTaken when another post holds the key.
@@ -102,17 +138,21 @@ func saveKey(tx *gorm.DB, who Caller, env Envelope, out Posted, stale bool, now 
 		return fmt.Errorf("store idempotency key: message id %q", out.Message.ID)
 	}
 	s := scopeOf(who)
+	// On a pgAction both writes go out with COMMIT (execLaterOr): an
+	// insert that the key's primary key turned away then ends the action
+	// with errKeyTaken there.
 	if stale {
-		err := dropKeySQL.exec(tx, s.tokenID, s.identity, env.IdempotencyKey, now.Add(-IdempotencyWindow)).Error
+		_, err := dropKeySQL.execLater(tx, -1, s.tokenID, s.identity, env.IdempotencyKey, now.Add(-IdempotencyWindow))
 		if err != nil {
 			return fmt.Errorf("replace expired idempotency key: %w", err)
 		}
 	}
-	res := saveKeySQL.exec(tx, s.tokenID, s.identity, env.IdempotencyKey, envelopeHash(env), id, string(result), now)
-	if res.Error != nil {
-		return fmt.Errorf("store idempotency key: %w", res.Error)
+	rows, err := saveKeySQL.execLaterOr(tx, deferred{rows: 1, short: errKeyTaken},
+		s.tokenID, s.identity, env.IdempotencyKey, envelopeHash(env), id, string(result), now)
+	if err != nil {
+		return fmt.Errorf("store idempotency key: %w", err)
 	}
-	if res.RowsAffected != 1 {
+	if rows != 1 {
 		return errKeyTaken
 	}
 	return nil

@@ -137,5 +137,26 @@ func TestPostRoundTrips(t *testing.T) {
 		if models.IsPostgresDB(w.db) && trips.Load() != 3 {
 			t.Errorf("a post took %d round trips to PostgreSQL, want 3", trips.Load())
 		}
+		// A note with an idempotency key is four besides its admission:
+		// BEGIN with the key's lock and its row (store_idempotency.go,
+		// lockReadKey); the thread's batch; the message, whose id the key's
+		// stored answer names; the key, the thread's update and COMMIT.
+		// (The second keyed note is counted: the first prepares the key's
+		// statements. The admission is left out: now and then it renews
+		// the process's lease of rate-limit units, one round trip more.)
+		for i, key := range []string{"k-1", "k-2"} {
+			who, err := w.forum.Admit(w.ctx, tok.Secret, "post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keyed atomic.Int64
+			raw := mustJSON(t, env{"kind": "note", "thread": th, "body": "a keyed remark " + key, "idempotency_key": key})
+			if _, err := w.forum.Post(models.CountRoundTrips(w.ctx, &keyed), who, raw); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 && models.IsPostgresDB(w.db) && keyed.Load() != 4 {
+				t.Errorf("a keyed note took %d round trips to PostgreSQL besides its admission, want 4", keyed.Load())
+			}
+		}
 	})
 }
