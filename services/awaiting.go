@@ -83,6 +83,9 @@ func replyAwaiting(th models.Thread, parent models.Message, env Envelope, questi
 // none. One recursive query reads the chain; the choice is made in Go
 // (questionIn).
 func questionAbove(tx *gorm.DB, parent models.Message, answerer string) (*models.Message, error) {
+	if chain, ok := takeQuestionChain(tx, parent.ID); ok {
+		return questionIn(chain, answerer), nil // read in the lock's batch
+	}
 	rows, err := tx.Raw(`WITH RECURSIVE chain AS (
 			SELECT id, parent_id, kind, depth, author_identity, author_extension FROM messages WHERE id = ?
 			UNION ALL

@@ -213,13 +213,14 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 	if err := a.recordClaims(th, env, work); err != nil {
 		return Posted{}, err
 	}
-	if moveTurn(&th, msg, awaiting, a.seq) {
+	moved := moveTurn(&th, msg, awaiting, a.seq)
+	if moved {
 		turnOpened(tx, th.AwaitingIdentity)
 	}
 	th.MessageCount++
 	th.ModelRun = runAfter(th, who, chg)
 	th.UpdatedAt, th.ActivitySeq = now, a.seq
-	if err := saveThread(tx, &th); err != nil {
+	if err := saveThreadTurnAt(tx, &th, &msg, moved && !carriesTurn(env.Kind)); err != nil {
 		return Posted{}, fmt.Errorf("update thread: %w", err)
 	}
 	if err := f.signVerdicts(a, th); err != nil {
@@ -232,14 +233,16 @@ func (f *Forum) reply(tx *gorm.DB, who Caller, env Envelope, superseded []models
 
 // idAfterCommit reports whether a reply's writes after its message need
 // not know the message's id, so that its insert may go out with COMMIT
-// (insertMessageLater): a note that changes no state and no claim. Every
-// other act names its message in a later write — the thread's turn, an
-// event, a claim, evidence — and a keyed post stores its answer, id
-// included, before it commits. The id still comes from the insert: taken
-// ahead of the checks, a refused reply would leave a gap in the ids that
-// scripted conversations, naming the messages they will make, would see.
+// (insertMessageLater): an act that changes no state and no claim. Its
+// one later write that names the message, the thread's turn, names it
+// through the messages' sequence in the same batch (saveThreadTurnAt).
+// Every other act names its message in an event, a claim or evidence,
+// and a keyed post stores its answer, id included, before it commits.
+// The id still comes from the insert: taken ahead of the checks, a
+// refused reply would leave a gap in the ids that scripted conversations,
+// naming the messages they will make, would see.
 func idAfterCommit(env Envelope, chg change, work claimWork) bool {
-	return env.Kind == Note && chg.effect == unchanged && env.IdempotencyKey == "" &&
+	return !claimAct(env.Kind) && env.Kind != Assert && chg.effect == unchanged && env.IdempotencyKey == "" &&
 		work.target == nil && work.to == "" && len(work.superseded) == 0
 }
 

@@ -9,11 +9,12 @@ import (
 	"parley/services"
 )
 
-// A note's insert goes out with its COMMIT on PostgreSQL, its id answered
-// there (insertMessageLater): the answer must still name the stored
-// message, refused notes must leave no gap in the ids, and a note whose
-// insert fails in the COMMIT's batch must leave nothing behind.
-func TestNoteIDComesWithCommit(t *testing.T) {
+// A reply that changes no state goes out with its COMMIT on PostgreSQL,
+// its id answered there (insertMessageLater): the answer must still name
+// the stored message, a turn it opens must be that message, refused notes
+// must leave no gap in the ids, and a note whose insert fails in the
+// COMMIT's batch must leave nothing behind.
+func TestReplyIDComesWithCommit(t *testing.T) {
 	eachWorld(t, func(t *testing.T, w *world) {
 		bob, ada := w.agent("bob"), w.agent("ada")
 		th := w.must(bob, env{"kind": "ask", "body": "Which option?"}).Thread.ID
@@ -40,6 +41,26 @@ func TestNoteIDComesWithCommit(t *testing.T) {
 		if a == 0 || b != a+1 {
 			t.Errorf("two refused notes between %s and %s left a gap in the ids", first.Message.ID, second.Message.ID)
 		}
+
+		// Acts that move the turn to themselves: the thread's turn is the
+		// message each was answered as (threadUpdateTurnLater).
+		turnIs := func(p services.Posted) {
+			t.Helper()
+			var turn int64
+			if err := w.db.Raw("SELECT turn_message_id FROM threads WHERE id = ?", strings.TrimPrefix(th, "th_")).Scan(&turn).Error; err != nil {
+				t.Fatal(err)
+			}
+			if services.MessageKey(turn) != p.Message.ID {
+				t.Errorf("after the %s answered as %s, the thread's turn is msg_%d", p.Message.Kind, p.Message.ID, turn)
+			}
+			var body string
+			if err := w.db.Raw("SELECT body FROM messages WHERE id = ?", turn).Scan(&body).Error; err != nil || body != p.Message.Body {
+				t.Errorf("the %s answered as %s: msg_%d holds %q (%v)", p.Message.Kind, p.Message.ID, turn, body, err)
+			}
+		}
+		ans := w.must(ada, env{"kind": "answer", "thread": th, "body": "The second option."})
+		turnIs(ans)
+		turnIs(w.must(bob, env{"kind": "clarify", "thread": th, "parent": ans.Message.ID, "body": "Why the second?"}))
 
 		if !models.IsPostgresDB(w.db) {
 			return

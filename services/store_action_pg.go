@@ -20,9 +20,9 @@ import (
 // that it can send its statements in pgx batches: BEGIN goes out with the
 // first statements of the action (the thread's lock, the thread and the
 // parent: lockThreadBatched), and the writes whose answers nothing needs
-// before COMMIT (the thread's update; a note's message, whose id its
-// answer names only after: insertMessageLater) wait and go out with
-// COMMIT. A note is then three round trips, its admission included, where
+// before COMMIT (the thread's update; the message of a reply that marks
+// nothing, whose id its answer and the thread's turn name only then:
+// insertMessageLater) wait and go out with COMMIT. A note is then three round trips, its admission included, where
 // a transaction opened by database/sql and statement by statement took
 // eight; pprof showed two thirds of a post's server CPU in its round
 // trips.

@@ -244,6 +244,7 @@ type sink struct {
 	audience []string
 	early    earlyPosition // see lockThreadPG
 	ahead    *parentAhead  // see readParentAhead
+	chain    questionChain // see takeQuestionChain
 }
 
 type sinkKey struct{}

@@ -137,11 +137,11 @@ func lockThreadBatched(tx *gorm.DB, a *pgAction, id int64) (models.Thread, error
 	}
 	reads := []batchRead{lock, row}
 	if ahead {
-		parent, err := s.ahead.batchRead(tx)
+		parent, err := s.ahead.batchReads(tx)
 		if err != nil {
 			return th, fmt.Errorf("find parent: %w", err)
 		}
-		reads = append(reads, parent)
+		reads = append(reads, parent...)
 	}
 	if err := a.send(tx.Statement.Context, reads, false); err != nil {
 		return th, fmt.Errorf("lock thread: %w", err)

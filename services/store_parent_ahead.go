@@ -2,6 +2,7 @@ package services
 
 import (
 	"database/sql"
+	"errors"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -29,13 +30,38 @@ type parentAhead struct {
 	identity   string
 	n          int
 	probe      partyProbe
+	question   bool // an answer: read the chain questionAbove walks too
 
 	sent    bool
 	found   bool
 	parent  models.Message
 	recent  sql.NullString
 	earlier sql.NullInt64
+	chain   questionChain
 }
+
+// questionChain is the chain above a parent that questionAbove walks,
+// read ahead in the lock's batch for an answer (questionChainAhead).
+type questionChain struct {
+	parent int64 // the message the chain was read from; 0: none read
+	chain  []models.Message
+}
+
+// questionChainAhead is questionAbove's chain as the lock's batch reads
+// it: from the parent parentAheadRow names up to the root, the asks,
+// clarifies and answers in depth order, as one row of arrays (a batch
+// reads one row a statement); all NULL when the parent does not exist.
+var questionChainAhead = fixedSQL{postgres: `WITH RECURSIVE chain AS (
+		SELECT id, parent_id, kind, depth, author_identity, author_extension FROM messages
+		WHERE id = COALESCE(NULLIF($1::bigint, 0), (SELECT root_message_id FROM threads WHERE id = $2))
+		UNION ALL
+		SELECT m.id, m.parent_id, m.kind, m.depth, m.author_identity, m.author_extension
+		FROM messages m JOIN chain c ON m.id = c.parent_id)
+	SELECT array_agg(id ORDER BY depth), array_agg(COALESCE(parent_id, 0) ORDER BY depth),
+		array_agg(kind ORDER BY depth), array_agg(depth ORDER BY depth),
+		array_agg(author_identity ORDER BY depth), array_agg(author_extension ORDER BY depth)
+	FROM chain WHERE kind IN ('` + string(Ask) + `', '` + string(Clarify) + `', '` + string(Answer) + `')`,
+	plans: new(planSlot)}
 
 var parentAheadRow = fixedSQL{postgres: numbered(parentRowText("string_agg(body_hash, ',')",
 	"COALESCE(NULLIF(?::bigint, 0), (SELECT root_message_id FROM threads WHERE id = ?))")), plans: new(planSlot)}
@@ -58,24 +84,59 @@ func (f *Forum) readParentAhead(tx *gorm.DB, who Caller, env Envelope, hash stri
 		return
 	}
 	s.ahead = &parentAhead{thread: env.ThreadID, id: env.ParentID, identity: who.Identity,
-		n: max(f.limits.GuardRecentBodies, 0), probe: f.partyProbe(who, hash, f.timestamp())}
+		n: max(f.limits.GuardRecentBodies, 0), probe: f.partyProbe(who, hash, f.timestamp()),
+		question: env.Kind == Answer}
 }
 
-// batchRead is the request as a statement of the lock's batch, which must
-// have set a generic plan before it (lockGenericOn).
-func (p *parentAhead) batchRead(tx *gorm.DB) (batchRead, error) {
+// batchReads is the request as statements of the lock's batch, which must
+// have set a generic plan before them (lockGenericOn): the parent, and
+// for an answer the chain above it.
+func (p *parentAhead) batchReads(tx *gorm.DB) ([]batchRead, error) {
 	args := append(append([]any{p.thread, p.identity, p.n}, p.probe.args()...), p.id, p.thread)
 	r, err := passRow(tx, parentAheadRowRestoring, args...)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
-	p.sent = true
 	r.scan = func(row pgx.Row) error {
 		err := scanKept(row, r.plans, append(messageFields(&p.parent), &p.recent, &p.earlier, nil)...)
 		p.found = err == nil
 		return err
 	}
-	return r, nil
+	reads := []batchRead{r}
+	if p.question {
+		q, err := passRow(tx, questionChainAhead, p.id, p.thread)
+		if err != nil {
+			return nil, err
+		}
+		q.scan = func(row pgx.Row) error { return p.chain.scan(row, q.plans) }
+		reads = append(reads, q)
+	}
+	p.sent = true
+	return reads, nil
+}
+
+// scan reads questionChainAhead's row.
+func (c *questionChain) scan(row pgx.Row, plans *planSlot) error {
+	var ids, parents []int64
+	var kinds, authors, extensions []string
+	var depths []int32
+	if err := scanKept(row, plans, &ids, &parents, &kinds, &depths, &authors, &extensions); err != nil {
+		return err
+	}
+	if len(parents) != len(ids) || len(kinds) != len(ids) || len(depths) != len(ids) ||
+		len(authors) != len(ids) || len(extensions) != len(ids) {
+		return errors.New("question chain: arrays of unequal length")
+	}
+	c.chain = make([]models.Message, len(ids))
+	for i := range ids {
+		m := models.Message{ID: ids[i], Kind: kinds[i], Depth: int(depths[i]), AuthorIdentity: authors[i], AuthorExtension: extensions[i]}
+		if parents[i] != 0 {
+			m.ParentID = &parents[i]
+		}
+		c.chain[i] = m
+	}
+	c.parent = -1 // read; takeParentAhead names the parent it was read from
+	return nil
 }
 
 // takeParentAhead answers what the batch read for findParent's arguments,
@@ -94,9 +155,25 @@ func takeParentAhead(tx *gorm.DB, thread, id int64, identity string, n int, prob
 	if !p.found {
 		return p.parent, nil, 0, true, gorm.ErrRecordNotFound
 	}
+	if p.chain.parent != 0 {
+		p.chain.parent = p.parent.ID
+		s.chain = p.chain
+	}
 	var hashes []string
 	if p.recent.Valid && p.recent.String != "" {
 		hashes = strings.Split(p.recent.String, ",")
 	}
 	return p.parent, hashes, p.earlier.Int64, true, nil
+}
+
+// takeQuestionChain answers the chain the lock's batch read above parent
+// for questionAbove, once, or false when it read none for parent.
+func takeQuestionChain(tx *gorm.DB, parent int64) ([]models.Message, bool) {
+	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
+	if !ok || s.chain.parent != parent || parent == 0 {
+		return nil, false
+	}
+	chain := s.chain.chain
+	s.chain = questionChain{}
+	return chain, true
 }

@@ -137,6 +137,36 @@ func TestPostRoundTrips(t *testing.T) {
 		if models.IsPostgresDB(w.db) && trips.Load() != 3 {
 			t.Errorf("a post took %d round trips to PostgreSQL, want 3", trips.Load())
 		}
+		// An answer, which moves the turn to itself and answers the
+		// question above its parent, is two besides its admission as well:
+		// the chain above the parent is read in the lock's batch
+		// (questionChainAhead), the thread's turn names the message through
+		// its sequence in the COMMIT's (threadUpdateTurnLater). Counted
+		// after a first answer and a clarify that prepare the statements.
+		var prior string
+		for i, e := range []env{
+			{"kind": "answer", "thread": th, "body": "The first option."},
+			{"kind": "clarify", "thread": th, "body": "Why the first?", "parent": &prior},
+			{"kind": "answer", "thread": th, "body": "It is cheaper.", "parent": &prior},
+		} {
+			poster := tok.Secret
+			who, err := w.forum.Admit(w.ctx, poster, "post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 {
+				who = bob
+			}
+			var trips atomic.Int64
+			p, err := w.forum.Post(models.CountRoundTrips(w.ctx, &trips), who, mustJSON(t, e))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prior = p.Message.ID
+			if i == 2 && models.IsPostgresDB(w.db) && trips.Load() != 2 {
+				t.Errorf("an answer took %d round trips to PostgreSQL besides its admission, want 2", trips.Load())
+			}
+		}
 		// A note with an idempotency key is four besides its admission:
 		// BEGIN with the key's lock and its row (store_idempotency.go,
 		// lockReadKey); the thread's batch; the message, whose id the key's

@@ -116,18 +116,52 @@ var threadUpdate = func() fixedSQL {
 	return fixed("UPDATE threads SET " + strings.Join(sets, ", ") + " WHERE id = ?")
 }()
 
+// threadUpdateTurnLater is threadUpdate naming as the thread's turn the
+// message this transaction inserted last, through its sequence, for a
+// message whose insert waits in the same batch (insertMessageLater): its
+// id is not known when the update is queued. PostgreSQL only; its
+// arguments are threadUpdate's without turn_message_id.
+var threadUpdateTurnLater = fixedSQL{postgres: numbered(strings.Replace(threadUpdate.sqlite,
+	"turn_message_id = ?", "turn_message_id = currval(pg_get_serial_sequence('messages', 'id'))", 1)), plans: new(planSlot)}
+
+// turnArg is turn_message_id's place among saveThread's arguments.
+var turnArg = slices.Index(threadColumns[1:], "turn_message_id")
+
 // saveThread writes every column of an existing thread, as GORM's Save did;
 // on a pgAction the update waits for the action's next round trip (the
 // thread's row, locked, cannot vanish meanwhile; the count is checked when
 // it is sent).
 func saveThread(tx *gorm.DB, th *models.Thread) error {
+	return saveThreadWith(tx, th, false)
+}
+
+// saveThreadTurnAt is saveThread for a thread whose turn moved to m
+// (turnAtM): when m's insert still waits for the action's next round trip
+// (m.ID 0), the update, queued behind it, names m through its sequence.
+func saveThreadTurnAt(tx *gorm.DB, th *models.Thread, m *models.Message, turnAtM bool) error {
+	if turnAtM && m.ID == 0 && actionOf(tx) != nil {
+		return saveThreadWith(tx, th, true)
+	}
+	if turnAtM {
+		th.TurnMessageID = m.ID // m may have been sent since the turn moved
+	}
+	return saveThread(tx, th)
+}
+
+// saveThreadWith is saveThread, through threadUpdateTurnLater when
+// turnLater is set.
+func saveThreadWith(tx *gorm.DB, th *models.Thread, turnLater bool) error {
 	vals := []any{th.Title, th.RootMessageID,
 		th.State, th.StateOrigin, th.StateConfirmedAt, th.StateLabel, th.StateEventID,
 		th.RecordState, th.RecordOrigin, th.RecordLabel, th.RecordConfirmedAt, th.RecordConfirmedBy, th.RecordEventID,
 		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
 		th.ModelRun, th.ReplyBy, th.EscalatedAt,
 		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt, th.ID}
-	rows, err := threadUpdate.execLater(tx, 1, vals...)
+	s := threadUpdate
+	if turnLater {
+		s, vals = threadUpdateTurnLater, slices.Delete(vals, turnArg, turnArg+1)
+	}
+	rows, err := s.execLater(tx, 1, vals...)
 	if err != nil {
 		return err
 	}
