@@ -238,8 +238,8 @@ func insertMessage(tx *gorm.DB, m *models.Message) error {
 // insertMessageLater is insertMessage for an action that needs m's id
 // only once it commits (idAfterCommit): on a pgAction the insert waits
 // for the action's next round trip, which is COMMIT's when nothing reads
-// in between, and sets m.ID and calls done then. A note is a round trip
-// shorter. Elsewhere it runs at once, and done with it.
+// in between, and sets m.ID and calls done then: the reply is a round
+// trip shorter. Elsewhere it runs at once, and done with it.
 func insertMessageLater(tx *gorm.DB, m *models.Message, done func()) error {
 	s, args := messageInsertOf(m)
 	a := actionOf(tx)
