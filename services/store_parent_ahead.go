@@ -43,7 +43,8 @@ type parentAhead struct {
 // questionChain is the chain above a parent that questionAbove walks,
 // read ahead in the lock's batch for an answer (questionChainAhead).
 type questionChain struct {
-	parent int64 // the message the chain was read from; 0: none read
+	read   bool
+	parent int64 // the message the chain was read from
 	chain  []models.Message
 }
 
@@ -135,7 +136,7 @@ func (c *questionChain) scan(row pgx.Row, plans *planSlot) error {
 		}
 		c.chain[i] = m
 	}
-	c.parent = -1 // read; takeParentAhead names the parent it was read from
+	c.read = true // takeParentAhead names the parent it was read from
 	return nil
 }
 
@@ -155,7 +156,7 @@ func takeParentAhead(tx *gorm.DB, thread, id int64, identity string, n int, prob
 	if !p.found {
 		return p.parent, nil, 0, true, gorm.ErrRecordNotFound
 	}
-	if p.chain.parent != 0 {
+	if p.chain.read {
 		p.chain.parent = p.parent.ID
 		s.chain = p.chain
 	}
@@ -170,7 +171,7 @@ func takeParentAhead(tx *gorm.DB, thread, id int64, identity string, n int, prob
 // for questionAbove, once, or false when it read none for parent.
 func takeQuestionChain(tx *gorm.DB, parent int64) ([]models.Message, bool) {
 	s, ok := tx.Statement.Context.Value(sinkKey{}).(*sink)
-	if !ok || s.chain.parent != parent || parent == 0 {
+	if !ok || !s.chain.read || s.chain.parent != parent {
 		return nil, false
 	}
 	chain := s.chain.chain

@@ -241,15 +241,15 @@ func insertMessage(tx *gorm.DB, m *models.Message) error {
 // in between, and sets m.ID and calls done then: the reply is a round
 // trip shorter. Elsewhere it runs at once, and done with it.
 func insertMessageLater(tx *gorm.DB, m *models.Message, done func()) error {
-	s, args := messageInsertOf(m)
 	a := actionOf(tx)
 	if a == nil {
-		if err := scanFixed(tx, s, args, &m.ID); err != nil {
+		if err := insertMessage(tx, m); err != nil {
 			return err
 		}
 		done()
 		return nil
 	}
+	s, args := messageInsertOf(m)
 	r, err := passRow(tx, s, args...)
 	if err != nil {
 		return err
