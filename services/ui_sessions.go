@@ -39,7 +39,8 @@ func humanCaller(name string) Caller {
 
 // SignIn checks a human's name and password and opens a session. Failed
 // attempts are counted per name and per client address; past the limit the
-// answer is rate_limited, even for the right password, until the window ends.
+// answer is rate_limited, even for the right password, until enough of the
+// failures are older than signInWindow (reserveSignIn).
 //
 // The attempt is counted before its password is checked: reserveSignIn
 // takes one unit of every counter, in one transaction, or refuses, so of a
@@ -54,8 +55,9 @@ func humanCaller(name string) Caller {
 // throttle errs on the side of counting.
 func (f *Forum) SignIn(ctx context.Context, name, password, client string) (Session, error) {
 	keys := signInKeys(name, client)
-	window := f.now().UTC().Truncate(signInWindow)
-	if err := f.reserveSignIn(ctx, keys, window); err != nil {
+	now := f.now().UTC()
+	window := now.Truncate(signInWindow)
+	if err := f.reserveSignIn(ctx, keys, now); err != nil {
 		return Session{}, err
 	}
 	var user models.User
@@ -111,31 +113,60 @@ func signInKeys(name, client string) []signInKey {
 	}
 }
 
-// reserveSignIn counts one attempt in each of keys' counters of window, in
-// one transaction, or refuses rate_limited naming the first counter that
-// is full, counting nothing. Each counter is taken by one conditional
-// upsert: the row is locked (PostgreSQL) or the database is (SQLite), and
-// the count is raised only while it is under the limit, so two concurrent
-// attempts never both take the last unit. A counter's first attempt of a
-// window deletes its older windows.
-func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, window time.Time) error {
+// reserveSignIn counts one attempt in each of keys' counters, in one
+// transaction, or refuses rate_limited naming the first counter that is
+// full, counting nothing.
+//
+// A counter is a sliding window of signInWindow, kept as fixed windows: an
+// attempt is checked against its own window's count plus the window
+// before's, in proportion to how much of that window is still within the
+// last signInWindow, rounded up. Fixed windows alone let a guesser try
+// five passwords at 11:14:59 and five more at 11:15:00.
+//
+// Each counter is taken by one conditional upsert: the row is locked
+// (PostgreSQL) or the database is (SQLite), and the count is raised only
+// while it is under the room the earlier window leaves, so two concurrent
+// attempts never both take the last unit. The earlier window's count only
+// ever falls (releaseSignIn), so reading it first errs on the side of
+// counting. A counter's first attempt of a window deletes the windows
+// before the one it still carries.
+func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, now time.Time) error {
+	window := now.Truncate(signInWindow)
+	prev := window.Add(-signInWindow)
 	var full *signInKey
+	counts := map[signInCount]int{}
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		names := make([]string, len(keys))
 		for i, k := range keys {
+			names[i] = k.key
+		}
+		var rows []signInCount
+		err := tx.Raw("SELECT key, window_start, count FROM sign_in_failures WHERE key IN ? AND window_start >= ?",
+			names, prev.Unix()).Scan(&rows).Error
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			counts[signInCount{Key: r.Key, WindowStart: r.WindowStart}] = r.Count
+		}
+		for i, k := range keys {
+			room := k.allowed - carried(counts[signInCount{Key: k.key, WindowStart: prev.Unix()}], now.Sub(window))
 			var counted []int
-			err := tx.Raw(`INSERT INTO sign_in_failures (key, window_start, count) VALUES (?, ?, 1)
-				ON CONFLICT (key, window_start) DO UPDATE SET count = sign_in_failures.count + 1
-				WHERE sign_in_failures.count < ?
-				RETURNING count`, k.key, window.Unix(), k.allowed).Scan(&counted).Error
-			if err != nil {
-				return err
+			if room > 0 {
+				err = tx.Raw(`INSERT INTO sign_in_failures (key, window_start, count) VALUES (?, ?, 1)
+					ON CONFLICT (key, window_start) DO UPDATE SET count = sign_in_failures.count + 1
+					WHERE sign_in_failures.count < ?
+					RETURNING count`, k.key, window.Unix(), room).Scan(&counted).Error
+				if err != nil {
+					return err
+				}
 			}
 			if len(counted) == 0 {
 				full = &keys[i]
 				return errSignInFull
 			}
 			if counted[0] == 1 {
-				if err := tx.Exec("DELETE FROM sign_in_failures WHERE key = ? AND window_start < ?", k.key, window.Unix()).Error; err != nil {
+				if err := tx.Exec("DELETE FROM sign_in_failures WHERE key = ? AND window_start < ?", k.key, prev.Unix()).Error; err != nil {
 					return err
 				}
 			}
@@ -143,7 +174,9 @@ func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, window time
 		return nil
 	})
 	if full != nil {
-		retry := int(window.Add(signInWindow).Sub(f.now().UTC()).Seconds() + 0.999)
+		wait := full.wait(counts[signInCount{Key: full.key, WindowStart: window.Unix()}],
+			counts[signInCount{Key: full.key, WindowStart: prev.Unix()}], now.Sub(window))
+		retry := int((wait + time.Second - 1) / time.Second)
 		r := Refuse(RateLimited, "too many failed sign-ins; try again in %d minutes", (retry+59)/60)
 		r.RetryAfter = max(retry, 1)
 		return r
@@ -152,6 +185,35 @@ func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, window time
 		return fmt.Errorf("sign in: %w", err)
 	}
 	return nil
+}
+
+// signInCount is one row of sign_in_failures.
+type signInCount struct {
+	Key         string
+	WindowStart int64
+	Count       int
+}
+
+// carried is how many of the earlier window's failures still count, when
+// into is how far into its own window an attempt is.
+func carried(prev int, into time.Duration) int {
+	left := signInWindow - into // of the earlier window, still in the last signInWindow
+	return int((int64(prev)*int64(left) + int64(signInWindow) - 1) / int64(signInWindow))
+}
+
+// wait is how long until k, full now with cur failures in this window and
+// prev in the one before, admits an attempt again if nothing else is
+// tried: until the earlier window's share falls below the room left, or,
+// when this window alone fills the counter (or concurrent attempts filled
+// it since it was read), until its own share does in the next one.
+func (k signInKey) wait(cur, prev int, into time.Duration) time.Duration {
+	if cur < k.allowed && prev > 0 {
+		// carried(prev, e) <= allowed-1-cur from e on.
+		e := signInWindow - time.Duration(int64(signInWindow)*int64(k.allowed-1-cur)/int64(prev))
+		return max(e-into, 0)
+	}
+	next := signInWindow - time.Duration(int64(signInWindow)*int64(k.allowed-1)/int64(cur))
+	return signInWindow - into + next
 }
 
 // errSignInFull rolls back a reservation that found a counter full.

@@ -12,7 +12,11 @@ import (
 )
 
 func TestSignInSessionsAndThrottle(t *testing.T) {
-	eachWorld(t, func(t *testing.T, w *world) {
+	// The clock stands still: the throttle's windows are the wall clock's,
+	// and a run that crossed 11:15 once split the fifty failures below
+	// between two of them.
+	clock := time.Date(2026, 12, 7, 11, 14, 50, 0, time.UTC)
+	eachWorldWith(t, services.Config{Now: func() time.Time { return clock }}, func(t *testing.T, w *world) {
 		if err := w.forum.AddUser(w.ctx, "ada", "correct horse battery"); err != nil {
 			t.Fatal(err)
 		}
@@ -74,6 +78,66 @@ func TestSignInSessionsAndThrottle(t *testing.T) {
 		}
 		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.5")
 		expectRefusal(t, err, services.RateLimited)
+	})
+}
+
+// TestSignInThrottleSlides: failures just before a window's end still
+// count just after it, and fade out as they age. Five wrong passwords at
+// 11:14:50 refuse ada's right one at 11:15:01 (fixed windows let it
+// through), for as long as retry_after says: at 11:17:59 still, at
+// 11:18:00, when four-fifths of the earlier window is still counted, no
+// more.
+func TestSignInThrottleSlides(t *testing.T) {
+	var clock time.Time
+	at := func(hms string) {
+		var err error
+		if clock, err = time.Parse(time.DateTime, "2026-12-07 "+hms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eachWorldWith(t, services.Config{Now: func() time.Time { return clock }}, func(t *testing.T, w *world) {
+		at("11:14:00")
+		if err := w.forum.AddUser(w.ctx, "ada", "correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		at("11:14:50")
+		for range 5 {
+			_, err := w.forum.SignIn(w.ctx, "ada", "wrong password", "10.0.0.2")
+			expectRefusal(t, err, services.TokenInvalid, "password")
+		}
+		steps := []struct {
+			at    string
+			retry int // 0: signed in
+		}{
+			{"11:14:55", 185}, // this window is full: 3 minutes into the next one
+			{"11:15:01", 179}, // the earlier window's five still count
+			{"11:17:59", 1},
+			{"11:18:00", 0},
+		}
+		for _, s := range steps {
+			at(s.at)
+			_, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.2")
+			if s.retry == 0 {
+				if err != nil {
+					t.Fatalf("at %s: %v", s.at, err)
+				}
+				continue
+			}
+			if r := expectRefusal(t, err, services.RateLimited); r.RetryAfter != s.retry {
+				t.Fatalf("at %s: retry_after %d, want %d", s.at, r.RetryAfter, s.retry)
+			}
+		}
+		// The right password gave its unit back: one wrong one more is
+		// room for, a second not.
+		_, err := w.forum.SignIn(w.ctx, "ada", "wrong password", "10.0.0.2")
+		expectRefusal(t, err, services.TokenInvalid, "password")
+		_, err = w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.2")
+		expectRefusal(t, err, services.RateLimited)
+		// Half an hour on, nothing of it counts.
+		at("11:45:00")
+		if _, err := w.forum.SignIn(w.ctx, "ada", "correct horse battery", "10.0.0.2"); err != nil {
+			t.Fatalf("half an hour later: %v", err)
+		}
 	})
 }
 
