@@ -188,7 +188,10 @@ func TestRefusalsOverHTTP(t *testing.T) {
 func TestRateLimitOverHTTP(t *testing.T) {
 	limits := services.DefaultLimits()
 	limits.PostsPerMinute, limits.RequestsPerMinute = 2, 4
-	eachServer(t, services.Config{Limits: limits}, func(t *testing.T, a *api) {
+	// The clock stands still, or a run across a minute's end would count
+	// in two windows.
+	now := func() time.Time { return time.Date(2026, 12, 7, 12, 0, 5, 0, time.UTC) }
+	eachServer(t, services.Config{Limits: limits, Now: now}, func(t *testing.T, a *api) {
 		bob := a.token("bob")
 		a.post(bob, map[string]any{"kind": "ask", "body": "1"})
 		a.post(bob, map[string]any{"kind": "ask", "body": "2"})
@@ -247,8 +250,9 @@ func TestRateLimitLeasesUnderLoad(t *testing.T) {
 func TestRateLimitAcrossServers(t *testing.T) {
 	limits := services.DefaultLimits()
 	limits.RequestsPerMinute = 6
+	cfg := services.Config{Limits: limits, Now: func() time.Time { return time.Date(2026, 12, 7, 12, 0, 5, 0, time.UTC) }}
 	dbtest.Each(t, func(t *testing.T, db *gorm.DB) {
-		one, two := startServer(t, db, services.Config{Limits: limits}), startServer(t, db, services.Config{Limits: limits})
+		one, two := startServer(t, db, cfg), startServer(t, db, cfg)
 		bob := one.token("bob")
 		for i := range 6 {
 			srv := []*api{one, two}[i%2]
