@@ -103,7 +103,7 @@ func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, err
 			return err
 		}
 		if env.ThreadID == 0 {
-			out, err = f.openThread(tx, who, env, superseded)
+			err = f.openThread(tx, who, env, superseded, &out)
 		} else {
 			out, err = f.reply(tx, who, env, superseded)
 		}
@@ -121,15 +121,23 @@ func (f *Forum) post(ctx context.Context, who Caller, env Envelope) (Posted, err
 
 // openThread stores an ask or assert without thread: a new thread whose
 // root it is. Its initial open is no mark: it is confirmed from the start
-// and recorded as the thread's first event.
-func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim) (Posted, error) {
+// and recorded as the thread's first event. On a pgAction an ask sends
+// its writes with COMMIT (post_open_later.go), and out is shaped then.
+func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []models.Claim, out *Posted) error {
 	now := f.timestamp()
 	work, err := planClaims(who, env, nil, superseded, now, nil, f.quorum())
 	if err != nil {
-		return Posted{}, err
+		return err
 	}
-	if err := f.checkPartyDuplicate(tx, who, bodyHash(env.Body), now); err != nil {
-		return Posted{}, err // docs/protocol.md §14 rule 1, across threads
+	a := actionOf(tx)
+	later := openLater(tx, env, work)
+	if later {
+		err = f.probeWithPosition(tx, a, who, bodyHash(env.Body), now)
+	} else {
+		err = f.checkPartyDuplicate(tx, who, bodyHash(env.Body), now)
+	}
+	if err != nil {
+		return err // docs/protocol.md §14 rule 1, across threads
 	}
 	th := models.Thread{
 		Title: titleOf(env.Body), State: string(Open), StateOrigin: who.Origin(),
@@ -137,38 +145,48 @@ func (f *Forum) openThread(tx *gorm.DB, who Caller, env Envelope, superseded []m
 		CreatedByIdentity: who.Identity, CreatedByExtension: env.Extension,
 		MessageCount: 1, CreatedAt: now, UpdatedAt: now,
 	}
-	if err := tx.Create(&th).Error; err != nil {
-		return Posted{}, fmt.Errorf("insert thread: %w", err)
+	if !later {
+		if err := tx.Create(&th).Error; err != nil {
+			return fmt.Errorf("insert thread: %w", err)
+		}
 	}
 	msg := newMessage(th, nil, who, env, now)
 	msg.BodyHash, msg.ChainLen = bodyHash(env.Body), chainAfter(nil, who, false)
 	setAwaiting(&msg, askAwaiting(env).notSelf(turn{who.Identity, env.Extension}))
-	if err := insertMessage(tx, &msg); err != nil {
-		return Posted{}, fmt.Errorf("insert message: %w", err)
+	if !later {
+		if err := insertMessage(tx, &msg); err != nil {
+			return fmt.Errorf("insert message: %w", err)
+		}
 	}
 	seq, err := nextSeq(tx)
 	if err != nil {
-		return Posted{}, err
+		return err
 	}
-	a := &action{tx: tx, who: who, ext: env.Extension, msg: &msg, now: now, seq: seq}
-	ev := a.event(th, EventTypeState, "", Open)
+	act := &action{tx: tx, who: who, ext: env.Extension, msg: &msg, now: now, seq: seq}
+	ev := act.event(th, EventTypeState, "", Open)
 	ev.ConfirmedAt = &now
-	if err := tx.Create(&ev).Error; err != nil {
-		return Posted{}, fmt.Errorf("insert event: %w", err)
-	}
-	if err := a.recordClaims(th, env, work); err != nil {
-		return Posted{}, err
+	if !later {
+		if err := tx.Create(&ev).Error; err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+		if err := act.recordClaims(th, env, work); err != nil {
+			return err
+		}
 	}
 	th.RootMessageID, th.StateEventID = msg.ID, ev.ID
 	settleRecord(&th, who.EventLabel())
-	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, a.seq, a.seq
+	th.TurnMessageID, th.TurnSeq, th.ActivitySeq = msg.ID, act.seq, act.seq
 	th.AwaitingIdentity, th.AwaitingExtension = msg.AwaitingIdentity, msg.AwaitingExtension
 	turnOpened(tx, th.AwaitingIdentity)
 	th.ModelRun, th.ReplyBy = runAfter(th, who, change{}), msg.ReplyBy
-	if err := saveThread(tx, &th); err != nil {
-		return Posted{}, fmt.Errorf("update thread: %w", err)
+	if later {
+		return f.openThreadLater(tx, a, &th, &msg, &ev, now, out)
 	}
-	return f.posted(tx, msg, th, now)
+	if err := saveThread(tx, &th); err != nil {
+		return fmt.Errorf("update thread: %w", err)
+	}
+	*out, err = f.posted(tx, msg, th, now)
+	return err
 }
 
 // reply stores an envelope inside an existing thread.

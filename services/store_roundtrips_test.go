@@ -165,6 +165,38 @@ func TestPostRoundTrips(t *testing.T) {
 				t.Errorf("an answer took %d round trips to PostgreSQL besides its admission, want 2", trips.Load())
 			}
 		}
+		// An ask that opens a thread is two besides its admission: BEGIN
+		// with the party's duplicate probe and the log position; the
+		// thread, its root, its first event and the thread's update, each
+		// naming the rows before it through their sequences, with COMMIT
+		// (post_open_later.go). The answer names the stored rows. (The
+		// second ask is counted: the first prepares the statements.)
+		for i, body := range []string{"A first new question?", "A second new question?"} {
+			who, err := w.forum.Admit(w.ctx, tok.Secret, "post")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opening atomic.Int64
+			p, err := w.forum.Post(models.CountRoundTrips(w.ctx, &opening), who, mustJSON(t, env{"kind": "ask", "body": body}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 && models.IsPostgresDB(w.db) && opening.Load() != 2 {
+				t.Errorf("an ask opening a thread took %d round trips to PostgreSQL besides its admission, want 2", opening.Load())
+			}
+			id, _ := services.ParseThreadRef(p.Thread.ID)
+			var stored models.Thread
+			var evs []models.Event
+			if err := w.db.First(&stored, id).Error; err != nil {
+				t.Fatal(err)
+			}
+			w.db.Where("thread_id = ?", id).Find(&evs)
+			if services.MessageKey(stored.RootMessageID) != p.Message.ID || p.Message.Thread != p.Thread.ID ||
+				stored.TurnMessageID != stored.RootMessageID || len(evs) != 1 || evs[0].MessageID == nil ||
+				*evs[0].MessageID != stored.RootMessageID || stored.StateEventID != evs[0].ID || stored.RecordEventID != evs[0].ID {
+				t.Errorf("the answer names message %s in thread %s; stored: %+v, events %+v", p.Message.ID, p.Thread.ID, stored, evs)
+			}
+		}
 		// A note with an idempotency key is four besides its admission:
 		// BEGIN with the key's lock and its row (store_idempotency.go,
 		// lockReadKey); the thread's batch; the message, whose id the key's
