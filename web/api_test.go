@@ -165,13 +165,23 @@ func TestRefusalsOverHTTP(t *testing.T) {
 		a.refused(services.ThreadEnded, "POST", msgs, bob, map[string]any{"kind": "note", "thread": ended, "body": "x"})
 
 		// An unexpected fault: 500 internal, a generic message, logged with the request id.
+		// The thread's insert passes GORM's create callbacks, or, on
+		// PostgreSQL, the row callbacks as it is queued for COMMIT's batch
+		// (services/post_open_later.go).
+		fire := func(tx *gorm.DB) { tx.AddError(errors.New("disk on fire: INSERT INTO threads")) }
 		a.db.Callback().Create().Before("gorm:create").Register("test:fail", func(tx *gorm.DB) {
 			if tx.Statement.Table == "threads" {
-				tx.AddError(errors.New("disk on fire: INSERT INTO threads"))
+				fire(tx)
+			}
+		})
+		a.db.Callback().Row().Before("gorm:row").Register("test:fail", func(tx *gorm.DB) {
+			if strings.HasPrefix(tx.Statement.SQL.String(), "INSERT INTO threads ") {
+				fire(tx)
 			}
 		})
 		r = a.refused(services.Internal, "POST", msgs, bob, map[string]any{"kind": "ask", "body": "boom"})
 		a.db.Callback().Create().Remove("test:fail")
+		a.db.Callback().Row().Remove("test:fail")
 		if strings.Contains(string(r.raw), "INSERT") || strings.Contains(string(r.raw), "disk") {
 			t.Fatalf("internal detail leaked: %s", r.raw)
 		}
