@@ -66,3 +66,11 @@ func (f *Forum) WakeAll() { f.hub.advance(0) }
 func (f *Forum) SealSearchBucketsNow(ctx context.Context) (bool, error) {
 	return f.sealSearchBuckets(ctx, 0)
 }
+
+// OpeningWrites are the statements an ask opening a thread queues for
+// COMMIT on PostgreSQL (post_open_later.go), and the reply's thread update
+// that names its turn through the sequence.
+func OpeningWrites() []string {
+	return []string{threadInsert.postgres, rootInsert.postgres, rootInsertOwnerless.postgres,
+		openEventInsert.postgres, openedThreadUpdate.postgres, threadUpdateTurnLater.postgres}
+}

@@ -91,7 +91,7 @@ var (
 		"state_event_id = ?", "state_event_id = "+newEventID,
 		"record_event_id = ?", "record_event_id = "+newEventID,
 		"turn_message_id = ?", "turn_message_id = "+newMessageID,
-		"WHERE id = ?", "WHERE id = "+newThreadID).Replace(threadUpdate.sqlite)), plans: new(planSlot)}
+		"WHERE id = ?", "WHERE id = (SELECT "+newThreadID+")").Replace(threadUpdate.sqlite)), plans: new(planSlot)}
 )
 
 // inNewThread is a message insert whose thread is the one this
