@@ -82,6 +82,21 @@ func BenchmarkPost(b *testing.B) {
 	})
 }
 
+// BenchmarkOpenThread measures an ask that opens a thread: the thread, its
+// root message, its first event and the thread's update (on PostgreSQL
+// two round trips: services/post_open_later.go). Each body differs, so
+// that the guard's rule across threads lets it through.
+func BenchmarkOpenThread(b *testing.B) {
+	benchDialects(b, func(b *testing.B, w *world) {
+		alice := benchAgent(b, w, "alice")
+		b.ResetTimer()
+		defer testkit.CPUPerOp(b)()
+		for i := range b.N {
+			benchPost(b, w, alice, fmt.Sprintf(`{"kind":"ask","body":"Which option, question %d?"}`, i))
+		}
+	})
+}
+
 // BenchmarkPost16Writers is BenchmarkPost with 16 writers at once, each
 // an agent of its own answering in threads of its own (on SQLite, writers
 // queue for the one write lock): posts per second, and each post's time
