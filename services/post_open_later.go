@@ -100,16 +100,6 @@ func inNewThread(s fixedSQL) fixedSQL {
 	return fixedSQL{postgres: numbered(strings.Replace(s.sqlite, "VALUES (?", "VALUES ("+newThreadID, 1)), plans: new(planSlot)}
 }
 
-// threadValues are th's columns but its id, in threadColumns' order.
-func threadValues(th *models.Thread) []any {
-	return []any{th.Title, th.RootMessageID,
-		th.State, th.StateOrigin, th.StateConfirmedAt, th.StateLabel, th.StateEventID,
-		th.RecordState, th.RecordOrigin, th.RecordLabel, th.RecordConfirmedAt, th.RecordConfirmedBy, th.RecordEventID,
-		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
-		th.ModelRun, th.ReplyBy, th.EscalatedAt,
-		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt}
-}
-
 // openedArgs are openedThreadUpdate's arguments: th's values without
 // those its sequences name.
 func openedArgs(th *models.Thread) []any {

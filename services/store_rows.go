@@ -151,12 +151,7 @@ func saveThreadTurnAt(tx *gorm.DB, th *models.Thread, m *models.Message, turnAtM
 // saveThreadWith is saveThread, through threadUpdateTurnLater when
 // turnLater is set.
 func saveThreadWith(tx *gorm.DB, th *models.Thread, turnLater bool) error {
-	vals := []any{th.Title, th.RootMessageID,
-		th.State, th.StateOrigin, th.StateConfirmedAt, th.StateLabel, th.StateEventID,
-		th.RecordState, th.RecordOrigin, th.RecordLabel, th.RecordConfirmedAt, th.RecordConfirmedBy, th.RecordEventID,
-		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
-		th.ModelRun, th.ReplyBy, th.EscalatedAt,
-		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt, th.ID}
+	vals := threadValues(th, th.ID)
 	s := threadUpdate
 	if turnLater {
 		s, vals = threadUpdateTurnLater, slices.Delete(vals, turnArg, turnArg+1)
@@ -169,6 +164,18 @@ func saveThreadWith(tx *gorm.DB, th *models.Thread, turnLater bool) error {
 		return fmt.Errorf("thread %d: %d rows updated", th.ID, rows)
 	}
 	return nil
+}
+
+// threadValues are th's columns but its id, in threadColumns' order, and
+// then tail (saveThread's id), in one slice.
+func threadValues(th *models.Thread, tail ...any) []any {
+	vals := append(make([]any, 0, len(threadColumns)-1+len(tail)), th.Title, th.RootMessageID,
+		th.State, th.StateOrigin, th.StateConfirmedAt, th.StateLabel, th.StateEventID,
+		th.RecordState, th.RecordOrigin, th.RecordLabel, th.RecordConfirmedAt, th.RecordConfirmedBy, th.RecordEventID,
+		th.AwaitingIdentity, th.AwaitingExtension, th.TurnMessageID, th.TurnSeq, th.ActivitySeq,
+		th.ModelRun, th.ReplyBy, th.EscalatedAt,
+		th.CreatedByIdentity, th.CreatedByExtension, th.MessageCount, th.CreatedAt, th.UpdatedAt)
+	return append(vals, tail...)
 }
 
 // messageFields are m's fields in messageColumns' order (treeColumns, then
