@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"testing"
+	"time"
 
 	"parley/migrations/dbtest"
 	"parley/services"
@@ -75,7 +76,10 @@ func TestBlobsRoundTrip(t *testing.T) {
 func TestBlobBudget(t *testing.T) {
 	limits := services.DefaultLimits()
 	limits.BlobMaxBytes, limits.BlobBytesPerHour = 100, 250
-	eachWorldWith(t, services.Config{Limits: limits}, func(t *testing.T, w *world) {
+	// The clock stands still: a run across the hour would count in two
+	// windows.
+	now := func() time.Time { return time.Date(2026, 12, 7, 12, 30, 0, 0, time.UTC) }
+	eachWorldWith(t, services.Config{Limits: limits, Now: now}, func(t *testing.T, w *world) {
 		alice, bob := w.agent("alice"), w.agent("bob")
 		for i := range 2 {
 			if _, err := w.forum.PutBlob(w.ctx, alice, bytes.Repeat([]byte{byte(i)}, 100), ""); err != nil {
