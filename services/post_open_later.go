@@ -29,8 +29,8 @@ import (
 
 // openLater reports whether an opening post may send all of its writes
 // with COMMIT: on a pgAction, an act that changes no claim (an ask, not an
-// assert) and carries no idempotency key, whose answer is stored before
-// it commits.
+// assert) and carries no idempotency key (a keyed post stores its answer,
+// ids included, before it commits).
 func openLater(tx *gorm.DB, env Envelope, work claimWork) bool {
 	return actionOf(tx) != nil && idAfterCommit(env, change{}, work)
 }
