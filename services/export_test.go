@@ -3,6 +3,7 @@ package services
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // passwordChecks counts the passwords checked, per password tried, so that
@@ -73,4 +74,11 @@ func (f *Forum) SealSearchBucketsNow(ctx context.Context) (bool, error) {
 func OpeningWrites() []string {
 	return []string{threadInsert.postgres, rootInsert.postgres, rootInsertOwnerless.postgres,
 		openEventInsert.postgres, openedThreadUpdate.postgres, threadUpdateTurnLater.postgres}
+}
+
+// SignInWaitFull is the retry wait of a sign-in counter of allowed
+// attempts whose upsert found it full at room, having read cur failures
+// in its window and prev in the one before, into its window.
+func SignInWaitFull(allowed, cur, room, prev int, into time.Duration) time.Duration {
+	return signInKey{allowed: allowed}.waitFull(cur, room, prev, into)
 }

@@ -134,6 +134,7 @@ func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, now time.Ti
 	window := now.Truncate(signInWindow)
 	prev := window.Add(-signInWindow)
 	var full *signInKey
+	fullRoom := 0
 	counts := map[signInCount]int{}
 	err := f.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		names := make([]string, len(keys))
@@ -162,7 +163,7 @@ func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, now time.Ti
 				}
 			}
 			if len(counted) == 0 {
-				full = &keys[i]
+				full, fullRoom = &keys[i], room
 				return errSignInFull
 			}
 			if counted[0] == 1 {
@@ -174,7 +175,7 @@ func (f *Forum) reserveSignIn(ctx context.Context, keys []signInKey, now time.Ti
 		return nil
 	})
 	if full != nil {
-		wait := full.wait(counts[signInCount{Key: full.key, WindowStart: window.Unix()}],
+		wait := full.waitFull(counts[signInCount{Key: full.key, WindowStart: window.Unix()}], fullRoom,
 			counts[signInCount{Key: full.key, WindowStart: prev.Unix()}], now.Sub(window))
 		retry := int((wait + time.Second - 1) / time.Second)
 		r := Refuse(RateLimited, "too many failed sign-ins; try again in %d minutes", (retry+59)/60)
@@ -201,11 +202,19 @@ func carried(prev int, into time.Duration) int {
 	return int((int64(prev)*int64(left) + int64(signInWindow) - 1) / int64(signInWindow))
 }
 
+// waitFull is wait for a counter whose upsert found it full at room, read
+// with cur failures in this window: concurrent attempts may have filled
+// the window since it was read, so it holds at least room.
+func (k signInKey) waitFull(cur, room, prev int, into time.Duration) time.Duration {
+	return k.wait(max(cur, room), prev, into)
+}
+
 // wait is how long until k, full now with cur failures in this window and
 // prev in the one before, admits an attempt again if nothing else is
 // tried: until the earlier window's share falls below the room left, or,
-// when this window alone fills the counter (or concurrent attempts filled
-// it since it was read), until its own share does in the next one.
+// when this window alone fills the counter, until its own share does in
+// the next one. Full means cur + carried(prev, into) >= k.allowed, so
+// cur is at least 1 whenever the second case divides by it.
 func (k signInKey) wait(cur, prev int, into time.Duration) time.Duration {
 	if cur < k.allowed && prev > 0 {
 		// carried(prev, e) <= allowed-1-cur from e on.

@@ -275,3 +275,26 @@ func TestSignInBurstChecksAtMostTheLimit(t *testing.T) {
 		}
 	})
 }
+
+// An attempt of a burst may find its counter full although its read, made
+// before the others' upserts, saw fewer failures in the window, or none:
+// the wait counts the room the upsert was refused at (it divided by the
+// count read, 0, and panicked). Windows of 15 minutes, 5 attempts.
+func TestSignInWaitAfterAStaleRead(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		cur, room, prev int
+		into, want      time.Duration
+	}{
+		// Read 0, filled by others to 5: 4 of 5 carried 3 minutes into the next window.
+		{"the window filled since its read", 0, 5, 0, 10 * time.Second, 890*time.Second + 3*time.Minute},
+		// Read 2, refused at room 3 (2 of 3 carried): 3 + 1 carried fits at 10:00.
+		{"one more since its read", 2, 3, 3, 5 * time.Minute, 5 * time.Minute},
+		// No upsert (6 carried at 1:40 leave no room): 4 carried at 5:00.
+		{"no room to try", 0, -1, 6, 100 * time.Second, 200 * time.Second},
+	} {
+		if got := services.SignInWaitFull(5, c.cur, c.room, c.prev, c.into); got != c.want {
+			t.Errorf("%s: wait %v, want %v", c.name, got, c.want)
+		}
+	}
+}
