@@ -74,9 +74,11 @@ type partyProbe struct {
 	hash  string
 }
 
+// args are partyRecent's fourteen parameters. Each value is boxed once
+// and repeated: a post sends them on every reply.
 func (p partyProbe) args() []any {
-	return []any{p.n, p.party, p.hash, p.since,
-		p.party, p.party, p.since, p.n, p.party, p.party, p.since, p.n, p.n, p.hash}
+	n, party, hash, since := any(p.n), any(p.party), any(p.hash), any(p.since)
+	return []any{n, party, hash, since, party, party, since, n, party, party, since, n, n, hash}
 }
 
 // partyProbe is the probe for who's body hash at now.
