@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"parley/internal/cli"
+	"parley/internal/heapfloor"
 	"parley/mcp"
 	"parley/models"
 	"parley/oauth"
@@ -17,15 +18,21 @@ import (
 	"parley/web"
 )
 
+// defaultHeapFloor, in MiB, spares a server that answers posts (a live
+// heap of about 4 MiB) four of five collections; see internal/heapfloor
+// and docs/performance.md.
+const defaultHeapFloor = 24
+
 // shutdownGrace is how long in-flight requests get to finish on shutdown.
 const shutdownGrace = 10 * time.Second
 
 // runServe migrates the database, then serves HTTP until SIGINT or SIGTERM.
 func runServe(args []string) error {
-	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--db-read-url URL]... [--db-read-max-lag D] [--realm REALM] [--max-conns N] [--db-max-conns N] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]... [--oauth-issuer URL]")
+	fs := cli.NewFlagSet("parley serve", "parley [serve] [--addr ADDR] [--db URL] [--db-exec-mode MODE] [--db-listen-url URL] [--db-read-url URL]... [--db-read-max-lag D] [--realm REALM] [--max-conns N] [--db-max-conns N] [--heap-floor MIB] [--read-timeout D] [--request-timeout D] [--posts-per-minute N] [--requests-per-minute N] [--verify-quorum N] [--guard-recent-bodies-party N] [--deadline-sweep D] [--trusted-proxies CIDRS] [--metrics] [--metrics-allow CIDRS] [--metrics-token TOKEN] [--log-format text|json] [--log-level LEVEL] [--trust-key NAME=FILE]... [--oauth-issuer URL]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
+	heapFloor := fs.Uint64("heap-floor", defaultHeapFloor, "let the Go heap grow to this many `MiB` before a collection while what it holds live is small; 0 leaves the collector at GOGC's own setting, as GOGC or GOMEMLIMIT in the environment do (env PARLEY_HEAP_FLOOR)")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback `address`, apart from the API (env PARLEY_PPROF)")
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")
@@ -56,6 +63,10 @@ func runServe(args []string) error {
 	if *sweep <= 0 {
 		return cli.Usagef("--deadline-sweep must be positive")
 	}
+	if *heapFloor > 1<<20 {
+		return cli.Usagef("--heap-floor is in MiB: at most %d", 1<<20)
+	}
+	heapfloor.Floor(*heapFloor << 20)
 	var scrape *web.MetricsOptions
 	if *metricsOn {
 		allow, err := web.ParseTrustedProxies(*metricsAllow)

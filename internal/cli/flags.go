@@ -24,6 +24,7 @@ var EnvVars = map[string]string{
 	"request-timeout":                     "PARLEY_REQUEST_TIMEOUT",
 	"posts-per-minute":                    "PARLEY_POSTS_PER_MINUTE",
 	"pprof":                               "PARLEY_PPROF",
+	"heap-floor":                          "PARLEY_HEAP_FLOOR",
 	"requests-per-minute":                 "PARLEY_REQUESTS_PER_MINUTE",
 	"deadline-sweep":                      "PARLEY_DEADLINE_SWEEP",
 	"trusted-proxies":                     "PARLEY_TRUSTED_PROXIES",
