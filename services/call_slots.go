@@ -97,6 +97,17 @@ func (f *Forum) openSlot(ctx context.Context, h holder, limit int, ends *time.Ti
 		return tx.Create(&s).Error
 	})
 	if err != nil {
+		if s.ID != 0 && models.IsPostgresDB(f.db) {
+			// The insert ran and only the COMMIT failed: it may have
+			// committed all the same (its answer was lost, or the call's
+			// deadline struck while it came). Nothing else would release
+			// the row, and it would count against its holder — a wait's
+			// until its ends_at, a stream's until it went stale. A
+			// sequence never gives an id twice, so if the COMMIT did
+			// fail this deletes nothing; SQLite's COMMIT, in process,
+			// cannot lose its answer, and may give a rolled-back id again.
+			f.closeSlot(s.ID)
+		}
 		return 0, fmt.Errorf("open %s: %w", h.kind, err)
 	}
 	return s.ID, nil
