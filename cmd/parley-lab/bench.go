@@ -24,6 +24,7 @@ import (
 //	             [--pgbench] [--bare URL] [--bare-pid PID] [--rounds N]
 //	parley-lab bench --ops fanout --waiters 10000 --url URL --url2 URL2 --db URL
 //	             [--server-pid PID --server-pprof ADDR --server2-pid PID --server2-pprof ADDR]
+//	             [--bare URL --bare2 URL [--bare-pid PID --bare2-pid PID]] [--rounds N]
 //	parley-lab bench bare --db URL [--addr 127.0.0.1:18092]
 //	parley-lab bench seed --db URL [--threads 100000] [--messages 1000000]
 //	parley-lab bench search --db URL [--queries 2000] [--threads 100000] [--explain] [--json]
@@ -44,8 +45,10 @@ func runBench(args []string) error {
 	pprof2 := fs.String("server2-pprof", "", "fanout: the second server's --pprof `address`")
 	fanoutClose := fs.Bool("fanout-close", false, "fanout: each call closes its connection as its answer arrives, instead of keeping it open until every call is answered")
 	wakeProfile := fs.String("wake-profile", "", "fanout: write each server's CPU profile of the 3 s from the ask into this `directory` (needs --server-pprof and --server2-pprof)")
-	bareURL := fs.String("bare", "", "posts and read: run each against this `URL` of `parley-lab bench bare` too, just before Parley")
+	bareURL := fs.String("bare", "", "posts, read and (with --bare2) fanout: run each against this `URL` of `parley-lab bench bare` too, taking turns with Parley")
 	barePid := fs.Int("bare-pid", 0, "the bare handler's `pid`, to report its CPU time per operation")
+	bare2URL := fs.String("bare2", "", "fanout: a second `URL` of `parley-lab bench bare` (the bare fan-out's second process, as --url2 is Parley's)")
+	bare2Pid := fs.Int("bare2-pid", 0, "fanout: the second bare handler's `pid`")
 	rounds := fs.Int("rounds", 1, "run the operations this many times over, interleaved (the machine is noisy)")
 	warmup := fs.Duration("warmup", time.Second, "run each operation this long, unmeasured, before the first round: connections opened, statements prepared (pgbench, too, leaves out its connection time)")
 	withPgbench := fs.Bool("pgbench", false, "before posts, run an independent minimal post transaction (lock the thread's row, insert the message, update the thread, insert an event) in pgbench on --db (PostgreSQL): the limit posts are measured against")
@@ -163,13 +166,16 @@ func runBench(args []string) error {
 				return r, nil
 			}
 			if op == "fanout" {
-				srv := [2]fanoutServer{{url: *base, pid: *pid, pprof: *pprofAddr, profileDir: *wakeProfile}, {url: *base2, pid: *pid2, pprof: *pprof2, profileDir: *wakeProfile}}
-				r, err := runFanout(ctx, forum, cfg.DB, srv, *waiters, *fanoutClose, stage, &fanTokens)
-				if err != nil {
-					return err
+				if *bareURL != "" && *bare2URL != "" {
+					refs = append(refs, func() (benchResult, error) {
+						srv := [2]fanoutServer{{url: *bareURL, pid: *barePid, bare: true}, {url: *bare2URL, pid: *bare2Pid, bare: true}}
+						return runFanout(ctx, forum, cfg.DB, srv, *base, *waiters, *fanoutClose, stage, &fanTokens)
+					})
 				}
-				results = append(results, r)
-				continue
+				parley = func() (benchResult, error) {
+					srv := [2]fanoutServer{{url: *base, pid: *pid, pprof: *pprofAddr, profileDir: *wakeProfile}, {url: *base2, pid: *pid2, pprof: *pprof2, profileDir: *wakeProfile}}
+					return runFanout(ctx, forum, cfg.DB, srv, *base, *waiters, *fanoutClose, stage, &fanTokens)
+				}
 			}
 			if op == "idle" {
 				r, err := runIdle(ctx, cfg.DB, *duration, *pid, *waiters+*streams)

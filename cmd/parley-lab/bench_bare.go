@@ -22,7 +22,7 @@ import (
 	"parley/services"
 )
 
-// runBenchBare serves read_thread and post the bare way — plain Fiber and a
+// runBenchBare serves read_thread, post and the waiting inbox the bare way — plain Fiber and a
 // pgx pool, no GORM, no services, no rate limit, no rules beyond the ones
 // the bench's calls need — so that `parley-lab bench --bare URL` can set
 // Parley's figures beside what the same machine does with the least code:
@@ -48,32 +48,39 @@ func runBenchBare(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	pc, err := pgxpool.ParseConfig(cfg.DB)
-	if err != nil {
-		return err
-	}
-	pc.MaxConns, pc.MinConns = int32(*conns), int32(*conns)
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	pool, err := newBarePool(ctx, cfg.DB, *conns)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	app := bareApp(pool)
+	b := newBare(pool)
+	app := b.app()
 	go func() { <-ctx.Done(); app.Shutdown() }()
+	go func() {
+		if err := b.listen(ctx, cfg.DB); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, "bare: the waiting inbox hears nothing:", err)
+		}
+	}()
 	fmt.Fprintf(os.Stderr, "bare handler listening on %s\n", *addr)
 	return app.Listen(*addr)
 }
 
-// bareApp routes the two endpoints.
-func bareApp(pool *pgxpool.Pool) *fiber.App {
-	b := &bare{pool: pool}
+type bare struct {
+	pool *pgxpool.Pool
+	fan  *bareFan // the waiting inbox's parked calls (bench_bare_fanout.go)
+}
+
+func newBare(pool *pgxpool.Pool) *bare { return &bare{pool: pool, fan: newBareFan()} }
+
+// app routes the endpoints: read_thread, post, the waiting inbox.
+func (b *bare) app() *fiber.App {
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.Get("/api/v1/threads/:thread", b.read)
 	app.Post("/api/v1/messages", b.post)
+	app.Get("/api/v1/inbox", b.inbox)
+	app.Get("/parked", b.parkedCalls)
 	return app
 }
-
-type bare struct{ pool *pgxpool.Pool }
 
 var errBareToken = errors.New("the token is unknown or revoked")
 

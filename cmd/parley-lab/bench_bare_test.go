@@ -61,7 +61,7 @@ func TestBareHandlerAnswersAsParley(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	app := bareApp(pool)
+	app := newBare(pool).app()
 	call := func(method, path, body string) (int, []byte) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok.Secret)

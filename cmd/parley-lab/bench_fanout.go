@@ -46,7 +46,12 @@ import (
 // until every call is answered, as an agent that calls again keeps it;
 // with closeAtOnce each closes it as its answer arrives, so that the
 // servers close ten thousand connections during the wake.
-func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]fanoutServer, waiters int, closeAtOnce bool, st *stage, toks *fanoutTokens) (benchResult, error) {
+//
+// With bare servers (`parley-lab bench bare`, fanoutServer.bare) it
+// measures the limit the same way: the calls wait at the bare handlers,
+// and the ask, posted through Parley at postVia, wakes them by its
+// notification (bench_bare_fanout.go).
+func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]fanoutServer, postVia string, waiters int, closeAtOnce bool, st *stage, toks *fanoutTokens) (benchResult, error) {
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return benchResult{}, fmt.Errorf("fanout: %w", err)
@@ -64,7 +69,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	for i, s := range srv {
 		before[i] = s.memory()
 	}
-	slots0, err := countWaits(ctx, conn)
+	held, err := srv[0].waiting(ctx, conn, srv[1])
 	if err != nil {
 		return benchResult{}, err
 	}
@@ -92,11 +97,11 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	dial.Wait()
 	// Every call holds its slot: its first read found nothing and it waits.
 	for {
-		n, err := countWaits(ctx, conn)
+		n, err := held()
 		if err != nil {
 			return benchResult{}, err
 		}
-		if n-slots0 >= waiters {
+		if n >= waiters {
 			break
 		}
 		if time.Since(start) > 3*time.Minute {
@@ -111,7 +116,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 				default:
 				}
 			}
-			return benchResult{}, fmt.Errorf("fanout: %d of %d calls wait after %s; ended: %v", n-slots0, waiters, time.Since(start).Round(time.Millisecond), ended)
+			return benchResult{}, fmt.Errorf("fanout: %d of %d calls wait after %s; ended: %v", n, waiters, time.Since(start).Round(time.Millisecond), ended)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -145,7 +150,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		return benchResult{}, err
 	}
 	renewed1 := renewals.Load()
-	poster := newBenchClient(srv[0].url, false).forAgent(st.agents[0].secret)
+	poster := newBenchClient(postVia, false).forAgent(st.agents[0].secret)
 	db, err := newDBCPU(ctx, dbURL)
 	if err != nil {
 		return benchResult{}, err
@@ -154,6 +159,9 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	// The wake's CPU: each server's, this client's (cpuSeconds is 0 for an
 	// unknown pid, and so is its share).
 	names, pids := [3]string{"server1", "server2", "client"}, [3]int{srv[0].pid, srv[1].pid, os.Getpid()}
+	if srv[0].bare {
+		names[0], names[1] = "bare1", "bare2"
+	}
 	var cpu0 [3]float64
 	for i, pid := range pids {
 		cpu0[i] = cpuSeconds(pid)
@@ -161,6 +169,7 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	db.start()
 	profiled := [2]<-chan struct{}{srv[0].profileWake(3), srv[1].profileWake(3)}
 	time.Sleep(50 * time.Millisecond) // the profiles have begun
+	load := loadAverage()
 	posted.Store(true)
 	r, err := poster.call(ctx, "post", map[string]any{"kind": "ask", "body": fmt.Sprintf("Fan-out %d/%d: who is there?", st.round, time.Now().UnixNano())})
 	at := time.Now()
@@ -203,6 +212,10 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 		return benchResult{}, err
 	}
 	res := summarize("fanout", "http", waiters, woken, lat, errs)
+	if srv[0].bare {
+		res.Op += " (bare)"
+	}
+	res.Load = load
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		res.MinMs, res.MaxMs = float64(lat[0].Microseconds())/1000, float64(lat[len(lat)-1].Microseconds())/1000
@@ -233,6 +246,40 @@ type fanoutServer struct {
 	url, pprof string
 	pid        int
 	profileDir string // where to write its CPU profile of the wake, when set
+	bare       bool   // a `parley-lab bench bare`: no slots, its parked calls counted at /parked
+}
+
+// waiting answers how to count the calls that wait at s and other beyond
+// those that waited when it was called: the slots counted in the database
+// for Parley's, the calls each bare handler says it holds for theirs.
+func (s fanoutServer) waiting(ctx context.Context, conn *pgx.Conn, other fanoutServer) (func() (int, error), error) {
+	if !s.bare {
+		slots0, err := countWaits(ctx, conn)
+		return func() (int, error) {
+			n, err := countWaits(ctx, conn)
+			return n - slots0, err
+		}, err
+	}
+	return func() (int, error) {
+		total := 0
+		for _, b := range []fanoutServer{s, other} {
+			resp, err := http.Get(b.url + "/parked")
+			if err != nil {
+				return 0, err
+			}
+			raw, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return 0, err
+			}
+			n, err := strconv.Atoi(string(raw))
+			if err != nil {
+				return 0, fmt.Errorf("fanout: %s/parked answered %q", b.url, raw)
+			}
+			total += n
+		}
+		return total, nil
+	}, nil
 }
 
 // profileWake starts a CPU profile of the server's next seconds, written

@@ -30,6 +30,9 @@ type benchResult struct {
 	// OfBare is ops/s as a share of the bare handler's for the same
 	// operation just before, when there is one (--bare).
 	OfBare float64 `json:"of_bare,omitempty"`
+	// P99OfBare is a fan-out's p99 as a multiple of the bare handlers'
+	// in the same round.
+	P99OfBare float64 `json:"p99_of_bare,omitempty"`
 	// CPUms is the server's CPU time per operation (--server-pid, or
 	// --bare-pid for the bare handler).
 	CPUms float64 `json:"server_cpu_ms_per_op,omitempty"`
@@ -95,8 +98,11 @@ func (r *benchResult) setDBCPU(seconds float64) {
 // limit, and OfBare on every operation of a round with the bare
 // handler's, whichever ran first.
 func ratios(results []benchResult) {
-	limit, bare := map[int]float64{}, map[[2]any]float64{}
+	limit, bare, bareP99 := map[int]float64{}, map[[2]any]float64{}, map[int]float64{}
 	for _, r := range results {
+		if r.Op == "fanout (bare)" {
+			bareP99[r.Round] = r.P99ms
+		}
 		if op, ok := strings.CutSuffix(r.Op, " (bare)"); ok {
 			bare[[2]any{r.Round, op}] = r.PerSecond
 		}
@@ -105,6 +111,13 @@ func ratios(results []benchResult) {
 		}
 	}
 	for i, r := range results {
+		if r.Op == "fanout" {
+			// A wake's measure is its latency: p99 against the bare one's.
+			if b := bareP99[r.Round]; b > 0 {
+				results[i].P99OfBare = r.P99ms / b
+			}
+			continue
+		}
 		if b := bare[[2]any{r.Round, r.Op}]; b > 0 && r.Transport == "http" {
 			results[i].OfBare = r.PerSecond / b
 		}
@@ -130,6 +143,14 @@ func summarize(op, transport string, agents int, took time.Duration, lat []time.
 	}
 }
 
+// fanRound names a fan-out's round when there were several.
+func fanRound(r benchResult) string {
+	if r.Round > 1 {
+		return fmt.Sprintf(" (round %d)", r.Round)
+	}
+	return ""
+}
+
 func printTable(w io.Writer, results []benchResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\ttransport\tagents\tops/s\tof limit\tof bare\tp50 ms\tp95 ms\tp99 ms\terrors\tserver RSS MiB\tserver CPU ms/op\tDB CPU ms/op\tload\t")
@@ -139,7 +160,7 @@ func printTable(w io.Writer, results []benchResult) {
 			idle = append(idle, r)
 			continue
 		}
-		if r.Op == "fanout" {
+		if strings.HasPrefix(r.Op, "fanout") {
 			fan = append(fan, r)
 			continue
 		}
@@ -179,8 +200,14 @@ func printTable(w io.Writer, results []benchResult) {
 		for _, n := range r.Errors {
 			errs += n
 		}
-		fmt.Fprintf(w, "fanout: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in min %.1f ms, p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
-			r.Agents, r.AdmitSeconds, r.Ops, r.MinMs, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
+		fmt.Fprintf(w, "%s%s: %d waiting calls (admitted in %.1f s), one ask to anyone: %d woken in min %.1f ms, p50 %.1f ms, p99 %.1f ms, max %.1f ms, %d not (%v); database transactions in the %.0f s from the post %d (waits renewed %d), in as long just before %d (renewed %d)\n",
+			r.Op, fanRound(r), r.Agents, r.AdmitSeconds, r.Ops, r.MinMs, r.P50ms, r.P99ms, r.MaxMs, errs, r.Errors, statsSettle.Seconds(), r.WakeTransactions, r.WakeRenewals, r.QuietTransactions, r.QuietRenewals)
+		if r.P99OfBare > 0 {
+			fmt.Fprintf(w, "  p99 %.2f× the bare handlers' in the same round\n", r.P99OfBare)
+		}
+		if r.Load != "" {
+			fmt.Fprintf(w, "  load average at the ask %s\n", r.Load)
+		}
 		if r.QuietSkipped {
 			fmt.Fprintf(w, "  (no quiet window: the admission left too little of the waits)\n")
 		}
@@ -188,6 +215,10 @@ func printTable(w io.Writer, results []benchResult) {
 			fmt.Fprintf(w, "  CPU from the post to the last answer (%.0f ms): %v ms\n", r.MaxMs, r.WakeCPUMs)
 		}
 		for _, m := range r.PerWaiter {
+			if m.HeapKB == 0 && m.StackKB == 0 { // no profiler to ask: resident memory only
+				fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB\n", m.Server, m.RSSKB)
+				continue
+			}
 			fmt.Fprintf(w, "  %s per waiting call: RSS %.1f KiB, heap %.1f KiB (%.1f KiB of objects), stacks %.1f KiB (after GC), %.2f goroutines\n", m.Server, m.RSSKB, m.HeapKB, m.LiveKB, m.StackKB, m.Goroutines)
 		}
 	}
