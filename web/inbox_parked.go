@@ -204,7 +204,7 @@ func (p *parkedCall) encode(body *[]byte) (int, *services.Refusal) {
 	}
 	r, unexpected := services.AsRefusal(p.err)
 	if unexpected {
-		p.s.log.Error("request failed", "request_id", p.line.id, "method", p.line.method, "route", p.line.route, "err", p.err)
+		p.s.faults.report(p.err, r, "request_id", p.line.id, "method", p.line.method, "route", p.line.route)
 	}
 	enc, _ := json.Marshal(services.RefusalBody{Error: r})
 	*body = append((*body)[:0], enc...)

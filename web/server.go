@@ -98,6 +98,7 @@ type server struct {
 	srv            *fasthttp.Server
 	parked         *parkedCalls
 	late           *lateLines // the parked calls' log lines (late_lines.go)
+	faults         *faults    // the errors behind 500 and 503 answers (fault_log.go)
 	requestTimeout time.Duration
 	waitMax        time.Duration
 	writeTimeout   time.Duration
@@ -142,6 +143,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	s.srv.KeepHijackedConns = true // parked calls' connections (inbox_parked.go)
 	s.srv.MaxIdleWorkerDuration = idleWorkers
 	s.late = newLateLines(s)
+	s.faults = newFaults(s.log)
 	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); s.late.flush(); return nil })
 	s.refuseUnknownMethods(app)
 	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)
