@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"parley/internal/cli"
-	"parley/migrations/dbtest"
 	"parley/services"
 )
 
@@ -21,29 +17,11 @@ import (
 // anyone may take, and answers it the ask that Parley's inbox would show:
 // the thread and its message.
 func TestBareFanoutWakesAtTheAsk(t *testing.T) {
-	dbtest.PostgresURL(t) // skips without PostgreSQL: the bare handler is pgx only
-	url := dbtest.FreshURL(t, "postgres")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	forum, closeDB, err := cli.Config{DB: url, Realm: "ainotes"}.Forum(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeDB()
+	w := newBareWorld(t, ctx)
+	forum, tok, who, pool, url := w.forum, w.tok, w.who, w.pool, w.url
 	forum.StartFeed(ctx, url, slog.New(slog.DiscardHandler)) // the ask is announced
-	tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: "ada", Rights: []services.Right{services.RightRead, services.RightWrite}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	who, err := forum.Authenticate(ctx, tok.Secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
 	b := newBare(pool)
 	app := b.app()
 	heard := make(chan error, 1)

@@ -21,22 +21,9 @@ import (
 // read_thread, and posts a note that Parley then reads back as its own,
 // with the thread counted and moved on.
 func TestBareHandlerAnswersAsParley(t *testing.T) {
-	dbtest.PostgresURL(t) // skips without PostgreSQL: the bare handler is pgx only
-	url := dbtest.FreshURL(t, "postgres")
 	ctx := context.Background()
-	forum, closeDB, err := cli.Config{DB: url, Realm: "ainotes"}.Forum(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeDB()
-	tok, err := forum.CreateToken(ctx, services.TokenRequest{Handle: "ada", Rights: []services.Right{services.RightRead, services.RightWrite}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	who, err := forum.Authenticate(ctx, tok.Secret)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := newBareWorld(t, ctx)
+	forum, tok, who, pool := w.forum, w.tok, w.who, w.pool
 	root, err := forum.Post(ctx, who, []byte(`{"kind":"ask","body":"Which option?"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -56,11 +43,6 @@ func TestBareHandlerAnswersAsParley(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
 	app := newBare(pool).app()
 	call := func(method, path, body string) (int, []byte) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
@@ -105,4 +87,37 @@ func TestBareHandlerAnswersAsParley(t *testing.T) {
 	if resp, err := app.Test(req, -1); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("a wrong token: %v %v", resp, err)
 	}
+}
+
+// bareWorld is a fresh forum on PostgreSQL with one agent, ada, and a pool
+// for a bare handler on the same database; all closed when the test ends.
+type bareWorld struct {
+	url   string
+	forum *services.Forum
+	tok   services.CreatedToken
+	who   services.Caller
+	pool  *pgxpool.Pool
+}
+
+func newBareWorld(t *testing.T, ctx context.Context) bareWorld {
+	t.Helper()
+	dbtest.PostgresURL(t) // skips without PostgreSQL: the bare handler is pgx only
+	w := bareWorld{url: dbtest.FreshURL(t, "postgres")}
+	forum, closeDB, err := cli.Config{DB: w.url, Realm: "ainotes"}.Forum(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeDB() })
+	w.forum = forum
+	if w.tok, err = forum.CreateToken(ctx, services.TokenRequest{Handle: "ada", Rights: []services.Right{services.RightRead, services.RightWrite}}); err != nil {
+		t.Fatal(err)
+	}
+	if w.who, err = forum.Authenticate(ctx, w.tok.Secret); err != nil {
+		t.Fatal(err)
+	}
+	if w.pool, err = pgxpool.New(ctx, w.url); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.pool.Close)
+	return w
 }
