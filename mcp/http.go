@@ -15,6 +15,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"parley/internal/faultlog"
 	"parley/services"
 )
 
@@ -41,13 +42,14 @@ type gate struct {
 	tools  handlers      // next's tool handlers, for the calls the gate serves itself (direct.go); nil: none
 	served *atomic.Int64 // when set, counts the calls the gate served itself (tests)
 	log    *slog.Logger
-	oauth  Resource // set for /mcp/oauth (oauth.go): access tokens only
+	faults *faultlog.Log // the authentications that failed for a fault
+	oauth  Resource      // set for /mcp/oauth (oauth.go): access tokens only
 }
 
 // newGate is the gate in front of the library's stateless Streamable HTTP
 // transport of srv.
 func newGate(forum *services.Forum, logger *slog.Logger, srv *mcpserver.MCPServer, oauth Resource) gate {
-	return gate{forum: forum, log: logger, oauth: oauth, tools: handlersOf(srv), next: mcpserver.NewStreamableHTTPServer(srv,
+	return gate{forum: forum, log: logger, faults: faultlog.New(logger), oauth: oauth, tools: handlersOf(srv), next: mcpserver.NewStreamableHTTPServer(srv,
 		mcpserver.WithStateLess(true),
 		mcpserver.WithDisableStreaming(true),
 		mcpserver.WithStreamableHTTPLogger(logger),
@@ -203,7 +205,7 @@ func (w netWriter) CanStream() bool {
 func (g gate) refuseToken(w mcpserver.HTTPResponseWriter, ctx context.Context, body []byte, err error) {
 	ref, unexpected := services.AsRefusal(err)
 	if unexpected {
-		g.log.ErrorContext(ctx, "mcp: authenticate", "err", err)
+		g.faults.Report(ctx, "mcp: authenticate", err, ref)
 	}
 	switch {
 	case ref.Reason == services.TokenMissing:

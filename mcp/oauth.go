@@ -55,7 +55,7 @@ func (g gate) authenticateOAuth(w mcpserver.HTTPResponseWriter, ctx context.Cont
 	if err != nil {
 		ref, unexpected := services.AsRefusal(err)
 		if unexpected {
-			g.log.ErrorContext(ctx, "mcp: oauth authenticate", "err", err)
+			g.faults.Report(ctx, "mcp: oauth authenticate", err, ref)
 		}
 		if ref.Status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", g.oauth.Challenge("invalid_token", ref.Message))

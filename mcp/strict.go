@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -235,7 +234,7 @@ func largest(args map[string]json.RawMessage) (string, int) {
 
 // toolRefusal answers a tool call with the refusal as its result.
 func toolRefusal(id json.RawMessage, r *services.Refusal) *verdict {
-	res, _ := result(context.Background(), slog.Default(), "", nil, r)
+	res, _ := result(context.Background(), nil, "", nil, r) // a refusal: no fault to log
 	out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": res})
 	return &verdict{out, http.StatusOK}
 }

@@ -14,6 +14,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"parley/internal/faultlog"
 	"parley/services"
 )
 
@@ -66,8 +67,9 @@ func rightNeeded(op services.Operation) string {
 // snapshots all use it.
 func Tools(forum *services.Forum, log *slog.Logger) []mcpserver.ServerTool {
 	tools := make([]mcpserver.ServerTool, 0, len(services.Operations))
+	faults := faultlog.New(log)
 	for _, op := range services.MCPOperations() {
-		tools = append(tools, mcpserver.ServerTool{Tool: describe(forum, op), Handler: handler(forum, log, op)})
+		tools = append(tools, mcpserver.ServerTool{Tool: describe(forum, op), Handler: handler(forum, faults, op)})
 	}
 	return tools
 }
@@ -118,7 +120,7 @@ var waitingTools = map[services.OpName]string{services.OpInbox: "waiting for a t
 
 // handler admits the caller, decodes the arguments and calls the one
 // service method of the operation.
-func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcpserver.ToolHandlerFunc {
+func handler(forum *services.Forum, faults *faultlog.Log, op services.Operation) mcpserver.ToolHandlerFunc {
 	waiting := waitingTools[op.Name]
 	return func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
 		if waiting != "" {
@@ -127,7 +129,7 @@ func handler(forum *services.Forum, log *slog.Logger, op services.Operation) mcp
 		start := time.Now()
 		v, err := call(ctx, forum, op, req)
 		defer observe(ctx, op.Name, start, err)
-		return result(ctx, log, op.MCPTool, v, err)
+		return result(ctx, faults, op.MCPTool, v, err)
 	}
 }
 

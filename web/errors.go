@@ -17,7 +17,7 @@ import (
 // handleError is the one place where an error becomes an HTTP response: a
 // refusal keeps its reason and status; Fiber's own errors (body too large,
 // malformed request) become invalid_body; anything else is logged with the
-// request id (faults) and answered 500 internal with a generic message, or
+// request id (internal/faultlog) and answered 500 internal with a generic message, or
 // 503 unavailable when storage is unreachable.
 func (s *server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
@@ -26,7 +26,7 @@ func (s *server) handleError(c *fiber.Ctx, err error) error {
 	}
 	r, unexpected := services.AsRefusal(err)
 	if unexpected {
-		s.faults.report(err, r, "request_id", requestID(c), "method", c.Method(), "path", c.Path())
+		s.faults.Report(c.Context(), "request failed", err, r, "request_id", requestID(c), "method", c.Method(), "path", c.Path())
 	}
 	noteRefusal(c, r)
 	retryAfter(c, r)

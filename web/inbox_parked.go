@@ -204,7 +204,7 @@ func (p *parkedCall) encode(body *[]byte) (int, *services.Refusal) {
 	}
 	r, unexpected := services.AsRefusal(p.err)
 	if unexpected {
-		p.s.faults.report(p.err, r, "request_id", p.line.id, "method", p.line.method, "route", p.line.route)
+		p.s.faults.Report(context.Background(), "request failed", p.err, r, "request_id", p.line.id, "method", p.line.method, "route", p.line.route)
 	}
 	enc, _ := json.Marshal(services.RefusalBody{Error: r})
 	*body = append((*body)[:0], enc...)

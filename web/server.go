@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/valyala/fasthttp"
 
+	"parley/internal/faultlog"
 	"parley/oauth"
 	"parley/services"
 )
@@ -97,8 +98,8 @@ type server struct {
 	// For the waiting inbox calls parked off their goroutines (inbox_parked.go).
 	srv            *fasthttp.Server
 	parked         *parkedCalls
-	late           *lateLines // the parked calls' log lines (late_lines.go)
-	faults         *faults    // the errors behind 500 and 503 answers (fault_log.go)
+	late           *lateLines    // the parked calls' log lines (late_lines.go)
+	faults         *faultlog.Log // the errors behind 500 and 503 answers
 	requestTimeout time.Duration
 	waitMax        time.Duration
 	writeTimeout   time.Duration
@@ -143,7 +144,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	s.srv.KeepHijackedConns = true // parked calls' connections (inbox_parked.go)
 	s.srv.MaxIdleWorkerDuration = idleWorkers
 	s.late = newLateLines(s)
-	s.faults = newFaults(s.log)
+	s.faults = faultlog.New(s.log)
 	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); s.late.flush(); return nil })
 	s.refuseUnknownMethods(app)
 	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)

@@ -1,4 +1,4 @@
-package web
+package faultlog
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 	"parley/services"
 )
 
-// TestFaultsLogUnavailableOnceASecond: a fault of ours is logged each
+// TestUnavailableOnceASecond: a fault of ours is logged each
 // time at ERROR; storage unreachable at WARN, once a second at most, the
 // next line counting those left out.
-func TestFaultsLogUnavailableOnceASecond(t *testing.T) {
+func TestUnavailableOnceASecond(t *testing.T) {
 	var out bytes.Buffer
-	f := newFaults(slog.New(slog.NewTextHandler(&out, nil)))
+	f := New(slog.New(slog.NewTextHandler(&out, nil)))
 	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	f.now = func() time.Time { return at }
 	down := services.Refuse(services.Unavailable, "storage is unreachable for now")
@@ -40,7 +40,7 @@ func TestFaultsLogUnavailableOnceASecond(t *testing.T) {
 	for i, s := range steps {
 		at = at.Add(s.after)
 		out.Reset()
-		f.report(context.DeadlineExceeded, s.r, "request_id", "r1", "method", "GET", "path", "/api/v1/inbox")
+		f.Report(context.Background(), "request failed", context.DeadlineExceeded, s.r, "request_id", "r1", "method", "GET", "path", "/api/v1/inbox")
 		line := out.String()
 		if s.logged == "" {
 			if line != "" {
@@ -48,7 +48,8 @@ func TestFaultsLogUnavailableOnceASecond(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(line, s.logged) || !strings.Contains(line, "err=\"context deadline exceeded\"") || !strings.Contains(line, "path=/api/v1/inbox") {
+		if !strings.Contains(line, s.logged) || !strings.Contains(line, "err=\"context deadline exceeded\"") || !strings.Contains(line, "path=/api/v1/inbox") ||
+			strings.Contains(line, "WARN") != strings.Contains(line, `in="request failed"`) {
 			t.Fatalf("step %d: logged %q, want %s with the error and the request", i, line, s.logged)
 		}
 		if got := strings.Contains(line, "unlogged_since_last"); got != (s.count != "") || !strings.Contains(line, s.count) {
@@ -56,7 +57,7 @@ func TestFaultsLogUnavailableOnceASecond(t *testing.T) {
 		}
 	}
 	out.Reset()
-	f.report(errors.New("boom"), nil)
+	f.Report(context.Background(), "request failed", errors.New("boom"), nil)
 	if !strings.Contains(out.String(), "level=ERROR") {
 		t.Fatalf("an error with no refusal logged %q", out.String())
 	}
