@@ -32,7 +32,7 @@ func runServe(args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address` (env PARLEY_ADDR)")
 	maxConns := fs.Int("max-conns", web.DefaultMaxConns, "most concurrent `connections`; more are answered 503 (env PARLEY_MAX_CONNS; lowered to fit the open-file limit)")
 	readTimeout := fs.Duration("read-timeout", web.DefaultReadTimeout, "longest `time` to receive one request (env PARLEY_READ_TIMEOUT)")
-	heapFloor := fs.Uint64("heap-floor", defaultHeapFloor, "let the Go heap grow to this many `MiB` before a collection while what it holds live is small; 0 leaves the collector at GOGC's own setting, as GOGC or GOMEMLIMIT in the environment do (env PARLEY_HEAP_FLOOR)")
+	heapFloor := fs.Uint64("heap-floor", defaultHeapFloor, "let the Go heap grow to this many `MiB` before a collection while what it holds live is small, and return to the system a heap past twice it once the server idles; 0 leaves the collector at GOGC's own setting, as GOGC or GOMEMLIMIT in the environment do (env PARLEY_HEAP_FLOOR)")
 	pprofAddr := fs.String("pprof", "", "serve Go's profiler (net/http/pprof) on this loopback `address`, apart from the API (env PARLEY_PPROF)")
 	requestTimeout := fs.Duration("request-timeout", web.DefaultRequestTimeout, "deadline of a request's work, database included; past it 503 (env PARLEY_REQUEST_TIMEOUT)")
 	trustedProxies := fs.String("trusted-proxies", "", "reverse proxies whose X-Forwarded-For names the client (sign-in throttle): `addresses or CIDR ranges`, comma-separated; none by default (env PARLEY_TRUSTED_PROXIES)")

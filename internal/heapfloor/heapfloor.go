@@ -21,6 +21,17 @@
 // 55: the runtime returned memory to the system to stay under the limit
 // and took it back again.
 //
+// A burst (ten thousand waiting calls admitted at once) leaves the
+// opposite problem: its last cycle set a goal of twice what it held live
+// then, and a process that then only waits allocates too little to reach
+// it, so no cycle comes to find the burst's garbage, and its pages stay
+// resident (259 MiB on a server holding 5,000 waiting calls, for as long
+// as they waited). So when Idle passes after a cycle with no other, and
+// the heap holds more than twice the floor, Floor runs one cycle and
+// returns the free pages to the system (debug.FreeOSMemory) — once, until
+// the program's own allocation brings the next cycle, and again only for
+// a heap grown by the floor since (Idling).
+//
 // It is one process's setting: nothing is shared between servers.
 package heapfloor
 
@@ -29,6 +40,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
+	"time"
 )
 
 // MaxPercent bounds the GOGC Floor sets. A cycle's live heap may have
@@ -63,8 +76,23 @@ func Floor(floor uint64) {
 		return
 	}
 	t := &tuner{floor: floor, percent: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	t.idle = time.AfterFunc(time.Hour, t.settle)
+	t.idle.Stop()
 	t.arm()
 }
+
+// Idle is how long a process may go without a collection, after one of
+// its own, before Floor returns what its heap holds beyond twice the
+// floor.
+const Idle = 5 * time.Second
+
+// Idling reports whether a heap of held bytes (the heap's memory not
+// returned to the system) is worth a collection of its own once the
+// process idles: more than twice the floor, and more than the floor past
+// what the last such collection left (settled), so that a heap that
+// cannot shrink (ten thousand calls still waiting, their objects spread
+// over many pages) is not collected again and again.
+func Idling(held, settled, floor uint64) bool { return held > 2*floor && held > settled+floor }
 
 // tuner runs after each collection: a cleanup attached to an object that
 // only a later cycle finds unreachable, which arms the next.
@@ -72,6 +100,11 @@ type tuner struct {
 	floor   uint64
 	percent int
 	sample  []metrics.Sample
+	idle    *time.Timer // settle, Idle after the last cycle of the program's own
+
+	mu      sync.Mutex // forced, between the cleanup goroutine and idle's
+	forced  bool       // the next cycle is settle's: it arms no idle
+	settled uint64     // the heap held after settle's last collection (idle's goroutine only)
 }
 
 type sentinel struct{ _ [16]byte } // too big for a tiny allocation shared with others
@@ -81,8 +114,16 @@ func (t *tuner) arm() {
 }
 
 // tune sets GOGC for what the last cycle left live, when that moves it
-// (setting it takes the heap's lock).
+// (setting it takes the heap's lock), and starts the idle wait again
+// after a cycle of the program's own.
 func (t *tuner) tune() {
+	t.mu.Lock()
+	if t.forced {
+		t.forced = false
+	} else {
+		t.idle.Reset(Idle)
+	}
+	t.mu.Unlock()
 	metrics.Read(t.sample)
 	if t.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
@@ -91,4 +132,33 @@ func (t *tuner) tune() {
 		debug.SetGCPercent(p)
 		t.percent = p
 	}
+}
+
+// settle runs when Idle has passed with no cycle since the program's last
+// one: the heap's memory beyond twice the floor goes back to the system.
+// A cycle that began meanwhile would have stopped the timer, so the one
+// settle makes is the first since.
+func (t *tuner) settle() {
+	if !Idling(heldBytes(), t.settled, t.floor) {
+		return
+	}
+	t.mu.Lock()
+	t.forced = true
+	t.mu.Unlock()
+	debug.FreeOSMemory()
+	t.settled = heldBytes()
+}
+
+// heldBytes is the heap's memory not returned to the system: its objects,
+// the unused room of its spans, and its free pages.
+func heldBytes() uint64 {
+	held := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(held)
+	var n uint64
+	for _, h := range held {
+		if h.Value.Kind() == metrics.KindUint64 {
+			n += h.Value.Uint64()
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package heapfloor_test
 import (
 	"runtime"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +43,6 @@ func TestFloorFollowsTheLiveHeap(t *testing.T) {
 	if heapfloor.Set() {
 		t.Skip("GOGC or GOMEMLIMIT is set in the environment: Floor leaves the collector alone")
 	}
-	const floor = 64 << 20
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	await := func(what string, want func(gogc uint64) bool) {
 		t.Helper()
@@ -58,7 +58,7 @@ func TestFloorFollowsTheLiveHeap(t *testing.T) {
 			runtime.Gosched()
 		}
 	}
-	heapfloor.Floor(floor)
+	armFloor()
 	await("a small heap", func(g uint64) bool { return g > 100 })
 	held := make([]byte, floor*3/4)
 	for i := range held {
@@ -68,4 +68,66 @@ func TestFloorFollowsTheLiveHeap(t *testing.T) {
 	runtime.KeepAlive(held)
 	held = nil
 	await("once it is let go", func(g uint64) bool { return g > 100 })
+}
+
+// floor is the tests' floor: Floor arms its tuner for the process's life,
+// so every test shares one (armFloor).
+const floor = 64 << 20
+
+var armed sync.Once
+
+func armFloor() { armed.Do(func() { heapfloor.Floor(floor) }) }
+
+func TestIdling(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		held, settled uint64
+		want          bool
+	}{
+		{259 * mib, 0, true},          // a burst's heap, kept while calls wait
+		{40 * mib, 0, false},          // a server answering posts
+		{49 * mib, 0, true},           // past twice the 24 MiB floor
+		{107 * mib, 107 * mib, false}, // what the last settling could not return
+		{120 * mib, 107 * mib, false}, // grown by less than the floor since
+		{140 * mib, 107 * mib, true},  // grown by more
+	} {
+		if got := heapfloor.Idling(c.held, c.settled, 24*mib); got != c.want {
+			t.Errorf("Idling(%d MiB held, %d MiB settled, 24 MiB) = %v, want %v", c.held/mib, c.settled/mib, got, c.want)
+		}
+	}
+}
+
+// A burst's heap, whose last cycle found it live, is collected and its
+// pages returned once the process has allocated nothing for Idle: no
+// cycle of the program's would ever come to find it garbage.
+func TestAnIdleBurstIsReturned(t *testing.T) {
+	if heapfloor.Set() {
+		t.Skip("GOGC or GOMEMLIMIT is set in the environment: Floor leaves the collector alone")
+	}
+	armFloor()
+	burst := make([][]byte, 0, 4096)
+	for range cap(burst) {
+		b := make([]byte, 64<<10)
+		b[0], b[len(b)-1] = 1, 1
+		burst = append(burst, b)
+	}
+	runtime.GC() // found live: the heap's goal is now twice the burst
+	runtime.KeepAlive(burst)
+	burst = nil
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	before := s[1].Value.Uint64()
+	for deadline := time.Now().Add(time.Minute); ; {
+		metrics.Read(s)
+		if s[0].Value.Uint64() < floor {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a minute after the burst, %d MiB of objects are held and %d cycles ran", s[0].Value.Uint64()>>20, s[1].Value.Uint64()-before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s[1].Value.Uint64() == before {
+		t.Fatal("the burst's objects went with no cycle")
+	}
 }
