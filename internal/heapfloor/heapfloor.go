@@ -41,6 +41,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,9 +103,9 @@ type tuner struct {
 	sample  []metrics.Sample
 	idle    *time.Timer // settle, Idle after the last cycle of the program's own
 
-	mu      sync.Mutex // forced, between the cleanup goroutine and idle's
-	forced  bool       // the next cycle is settle's: it arms no idle
-	settled uint64     // the heap held after settle's last collection (idle's goroutine only)
+	mu      sync.Mutex    // forced, between the cleanup goroutine and idle's
+	forced  bool          // the next cycle is settle's: it arms no idle
+	settled atomic.Uint64 // the heap held after settle's last collection
 }
 
 type sentinel struct{ _ [16]byte } // too big for a tiny allocation shared with others
@@ -139,14 +140,14 @@ func (t *tuner) tune() {
 // A cycle that began meanwhile would have stopped the timer, so the one
 // settle makes is the first since.
 func (t *tuner) settle() {
-	if !Idling(heldBytes(), t.settled, t.floor) {
+	if !Idling(heldBytes(), t.settled.Load(), t.floor) {
 		return
 	}
 	t.mu.Lock()
 	t.forced = true
 	t.mu.Unlock()
 	debug.FreeOSMemory()
-	t.settled = heldBytes()
+	t.settled.Store(heldBytes())
 }
 
 // heldBytes is the heap's memory not returned to the system: its objects,
