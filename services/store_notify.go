@@ -21,7 +21,14 @@ func (f *Forum) feedChannel(ctx context.Context) (string, error) {
 	if err := f.db.WithContext(ctx).Raw("SELECT current_schema()").Scan(&schema).Error; err != nil {
 		return "", err
 	}
-	return pgx.Identifier{"parley_log_" + schema}.Sanitize(), nil
+	return FeedChannel(schema), nil
+}
+
+// FeedChannel is the notification channel of the log of the forum in
+// schema, quoted for LISTEN: what a process outside the services (the
+// lab's bare handler) listens to for the forum's news.
+func FeedChannel(schema string) string {
+	return pgx.Identifier{"parley_log_" + schema}.Sanitize()
 }
 
 // feedBackstop is how often the hub wakes its waiters even without news, so

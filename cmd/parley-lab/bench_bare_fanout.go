@@ -91,8 +91,7 @@ func (b *bare) listen(ctx context.Context, dbURL string) error {
 	if err := conn.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return err
 	}
-	// The channel's name as services.feedChannel makes it.
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{"parley_log_" + schema}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+services.FeedChannel(schema)); err != nil {
 		return err
 	}
 	for {
