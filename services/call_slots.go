@@ -122,7 +122,7 @@ func (f *Forum) closeSlot(id int64) {
 }
 
 // openWait takes a waiting read's slot for the time it may still wait, and
-// answers how to release it. At waits_per_token the wait is refused,
+// answers its row's id, for releaseWait (0: no slot). At waits_per_token the wait is refused,
 // rate_limited, with retry_after the seconds until the soonest of the
 // token's counted waits ends (each ends by then at the latest: its row
 // stops counting at its ends_at). A caller without a token (a signed-in
@@ -131,9 +131,9 @@ func (f *Forum) closeSlot(id int64) {
 // Reading: "concurrent waiting calls" are the calls that wait — whose
 // first read found nothing. A call that finds something answers at once,
 // takes no slot and is never refused for the cap.
-func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (release func(), err error) {
+func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (slot int64, err error) {
 	if who.TokenID == 0 {
-		return func() {}, nil
+		return 0, nil
 	}
 	ends := f.timestamp().Add(left)
 	limit := f.limits.WaitsPerToken
@@ -150,9 +150,9 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (r
 		return r
 	})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return func() { f.releaseWait(id) }, nil
+	return id, nil
 }
 
 // slotReleases batches the releases of waiting calls' slots: one ask to

@@ -46,9 +46,9 @@ func TestSlotOfACommitWithoutAnswerIsLetGo(t *testing.T) {
 	}
 
 	cut.arm()
-	release, err := f.openWait(ctx, who, time.Minute)
+	slot, err := f.openWait(ctx, who, time.Minute)
 	if err == nil {
-		release()
+		f.releaseWait(slot)
 		t.Fatal("the wait was admitted though its COMMIT's answer was cut off")
 	}
 	if !cut.fired.Load() {
@@ -57,11 +57,11 @@ func TestSlotOfACommitWithoutAnswerIsLetGo(t *testing.T) {
 	if n := slots(); n != 0 {
 		t.Fatalf("%d slot rows count against the token after its only wait failed (%v)", n, err)
 	}
-	release, err = f.openWait(ctx, who, time.Minute)
+	slot, err = f.openWait(ctx, who, time.Minute)
 	if err != nil {
 		t.Fatalf("the token's next wait, its only one running: %v", err)
 	}
-	release()
+	f.releaseWait(slot)
 	if n := slots(); n != 0 {
 		t.Fatalf("%d slot rows left after the wait's release", n)
 	}

@@ -89,6 +89,8 @@ func New(db *gorm.DB, cfg Config) *Forum {
 	}
 	f := &Forum{db: db, realm: cfg.Realm, limits: cfg.Limits, now: cfg.Now, hub: newHub(), streams: newLocalStreams(), revoked: newRevocations(), fan: &fanout{}, releases: &slotReleases{}, leases: &rateLeases{},
 		queryTimeout: cfg.QueryTimeout, heartbeat: cfg.Heartbeat, trusted: cfg.TrustedKeys, gate: newTurns(db)}
+	f.fan.round = f.fanRound
+	f.hub.gather = f.fan
 	f.digest = sync.OnceValue(func() string {
 		raw, err := json.Marshal(f.Manifest(context.Background()))
 		if err != nil {

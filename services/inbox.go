@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -152,14 +153,16 @@ func (f *Forum) Inbox(ctx context.Context, who Caller, q InboxQuery) (Inbox, err
 // InboxThen is Inbox for a binding that need not hold a goroutine while
 // the call waits (web/inbox_parked.go): answer is called once with what
 // Inbox would return — before InboxThen returns when the call did not
-// wait, else later, from another goroutine (waitThen).
+// wait, else later, from another goroutine (waitThen). answer must not
+// block: a woken call is answered from the goroutine of the read that
+// served it with thousands of others (waitCall.afterLater).
 func (f *Forum) InboxThen(ctx context.Context, who Caller, q InboxQuery, answer func(Inbox, error)) {
 	call, err := f.inboxCall(ctx, who, q)
 	if err != nil {
 		answer(Inbox{}, err)
 		return
 	}
-	f.waitThen(ctx, who, call.wait, f.hub.turnNews(who, call.addressed), call.read, func(err error) {
+	f.waitThen(ctx, who, call.wait, f.hub.turnNews(who, call.addressed), call.read, call.later, func(err error) {
 		if err != nil {
 			answer(Inbox{}, err)
 			return
@@ -174,6 +177,7 @@ type inboxCall struct {
 	addressed bool
 	wait      time.Duration
 	read      func(context.Context) (bool, error)
+	later     laterRead
 }
 
 // inboxCall checks an inbox call and readies its reads.
@@ -215,19 +219,15 @@ func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inbox
 	// the inboxes of humans and lock holders read themselves.
 	var from int64
 	shared := wait > 0 && !who.Human() && !who.LockHolder()
-	call.read = func(ctx context.Context) (bool, error) {
-		// The shared read is bounded by its round's own deadline (fanRound):
-		// the thousands of calls one ask wakes take no timer each.
-		if shared && from > 0 {
-			box, upTo, ok, err := f.sharedInbox(ctx, fanWaiter{who: who, ext: q.Extension, since: since, from: from, limit: limit, addressed: addressed})
-			if err != nil {
-				return false, err
-			}
-			if ok {
-				*out, from = box, max(from, upTo)
-				return len(out.Items) > 0, nil
-			}
-		}
+	waiter := func() fanWaiter {
+		return fanWaiter{who: who, ext: q.Extension, since: since, from: from, limit: limit, addressed: addressed}
+	}
+	// served takes a round's covered answer as the read's.
+	served := func(w *fanWaiter, a fanAnswer) bool {
+		*out, from = w.page(a), max(from, a.upTo)
+		return len(out.Items) > 0
+	}
+	own := func(ctx context.Context) (bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, f.queryTimeout)
 		defer cancel()
 		var err error
@@ -239,6 +239,40 @@ func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inbox
 		*out, err = f.inboxPageSeen(ctx, who, q.Extension, since, limit, addressed, seen)
 		from = max(horizon, since+1)
 		return len(out.Items) > 0, err
+	}
+	call.read = func(ctx context.Context) (bool, error) {
+		// The shared read is bounded by its round's own deadline (fanRound):
+		// the thousands of calls one ask wakes take no timer each.
+		if shared && from > 0 {
+			box, upTo, ok, err := f.sharedInbox(ctx, waiter())
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				*out, from = box, max(from, upTo)
+				return len(out.Items) > 0, nil
+			}
+		}
+		return own(ctx)
+	}
+	call.later = func(ctx context.Context, slot *atomic.Int64, then func(bool, error)) bool {
+		if !shared || from == 0 {
+			return false
+		}
+		w := waiter()
+		w.slot = slot
+		w.then = func(a fanAnswer) {
+			switch {
+			case a.err != nil:
+				then(false, a.err)
+			case a.covered:
+				then(served(&w, a), nil)
+			default: // not covered: it reads its own, in a goroutine of its own
+				go func() { then(own(ctx)) }()
+			}
+		}
+		f.joinRound(&w)
+		return true
 	}
 	return call, nil
 }

@@ -2,6 +2,7 @@ package services
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -35,9 +36,12 @@ import (
 // processes on one database each serve their own waiters with one read
 // per wake-up.
 type fanout struct {
+	round func([]*fanWaiter) // Forum.fanRound
+
 	mu      sync.Mutex
 	pending []*fanWaiter
 	running bool
+	held    int // advances of the hub under way: their waiters join, the round waits (hold)
 
 	rounds, served atomic.Int64 // for tests: the reads made, the waiters served by them
 }
@@ -48,7 +52,10 @@ type fanout struct {
 const fanoutRows = 1000
 
 // fanWaiter is one waiting inbox in a round: whose, from which cursor and
-// extension, and from which position (from) turns may be visible to it.
+// extension, and from which position (from) turns may be visible to it;
+// then takes the round's answer. slot, unless nil, holds the call's slot
+// row, which the round releases when it serves the call something (the
+// call then answers).
 type fanWaiter struct {
 	who       Caller
 	ext       string
@@ -56,7 +63,8 @@ type fanWaiter struct {
 	from      int64
 	limit     int
 	addressed bool
-	done      chan fanAnswer
+	slot      *atomic.Int64
+	then      func(fanAnswer)
 }
 
 // fanAnswer is a round's answer to one waiter: its page when covered, and
@@ -69,42 +77,77 @@ type fanAnswer struct {
 	err     error
 }
 
-// sharedInbox reads a woken waiter's inbox through a round: ok false when
-// the round did not cover it (it then reads its own).
-func (f *Forum) sharedInbox(ctx context.Context, w fanWaiter) (box Inbox, upTo int64, ok bool, err error) {
-	w.done = make(chan fanAnswer, 1)
-	x := f.fan
-	x.mu.Lock()
-	x.pending = append(x.pending, &w)
-	if !x.running {
-		x.running = true
-		go f.fanRounds()
-	}
-	x.mu.Unlock()
-	var a fanAnswer
-	select {
-	case a = <-w.done:
-	case <-ctx.Done():
-		return Inbox{}, 0, false, ctx.Err()
-	}
-	if a.err != nil || !a.covered {
-		return Inbox{}, 0, false, a.err
-	}
-	box = Inbox{Items: a.items, Cursor: encodeInboxCursor(w.since, w.addressed)}
+// page is the inbox page of a covered answer, with its cursor.
+func (w *fanWaiter) page(a fanAnswer) Inbox {
+	box := Inbox{Items: a.items, Cursor: encodeInboxCursor(w.since, w.addressed)}
 	if box.Items == nil {
 		box.Items = []InboxItem{} // "items": [], never null
 	}
 	if len(a.items) > 0 {
 		box.Cursor = encodeInboxCursor(a.items[len(a.items)-1].position, w.addressed)
 	}
-	return box, a.upTo, true, nil
+	return box
 }
 
-// fanRounds runs rounds while waiters are pending: each round serves the
+// sharedInbox reads a woken waiter's inbox through a round, in the calling
+// goroutine: ok false when the round did not cover it (it then reads its
+// own).
+func (f *Forum) sharedInbox(ctx context.Context, w fanWaiter) (box Inbox, upTo int64, ok bool, err error) {
+	done := make(chan fanAnswer, 1)
+	w.then = func(a fanAnswer) { done <- a }
+	f.joinRound(&w)
+	var a fanAnswer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		return Inbox{}, 0, false, ctx.Err()
+	}
+	if a.err != nil || !a.covered {
+		return Inbox{}, 0, false, a.err
+	}
+	return w.page(a), a.upTo, true, nil
+}
+
+// joinRound adds w to the next round, which calls w.then.
+func (f *Forum) joinRound(w *fanWaiter) {
+	x := f.fan
+	x.mu.Lock()
+	x.pending = append(x.pending, w)
+	x.startLocked()
+	x.mu.Unlock()
+}
+
+// hold keeps the next round from starting until let: the hub holds it
+// while it wakes the waiters of one advance, so that one round serves them
+// all. A round started at the first of thousands of wake-ups served a
+// handful, and the next one began only once their answers, running on
+// every core, let its goroutine in again.
+func (x *fanout) hold() {
+	x.mu.Lock()
+	x.held++
+	x.mu.Unlock()
+}
+
+func (x *fanout) let() {
+	x.mu.Lock()
+	x.held--
+	x.startLocked()
+	x.mu.Unlock()
+}
+
+// startLocked starts the rounds, if waiters are pending, nothing holds
+// them and none runs.
+func (x *fanout) startLocked() {
+	if x.held == 0 && !x.running && len(x.pending) > 0 {
+		x.running = true
+		go x.run()
+	}
+}
+
+// run runs rounds while waiters are pending: each round serves the
 // waiters that joined before it began, so its read follows every wake-up
 // they had (a waiter joins only once woken).
-func (f *Forum) fanRounds() {
-	x := f.fan
+func (x *fanout) run() {
 	for {
 		x.mu.Lock()
 		batch := x.pending
@@ -115,11 +158,13 @@ func (f *Forum) fanRounds() {
 			return
 		}
 		x.mu.Unlock()
-		f.fanRound(batch)
+		x.round(batch)
 	}
 }
 
-// fanRound reads once for batch and answers each of its waiters.
+// fanRound reads once for batch, releases in one statement the slots of
+// the waiters it serves something (each then answers), and answers each
+// waiter.
 func (f *Forum) fanRound(batch []*fanWaiter) {
 	low := batch[0].from
 	seen := map[string]bool{}
@@ -137,12 +182,12 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 		identities = append(identities, Anyone)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.queryTimeout)
+	defer cancel()
 	rows, upTo, err := f.fanoutTurns(ctx, low, identities)
-	cancel()
 	f.fan.rounds.Add(1)
 	if err != nil {
 		for _, w := range batch {
-			w.done <- fanAnswer{err: err}
+			w.then(fanAnswer{err: err})
 		}
 		return
 	}
@@ -151,7 +196,9 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 	for i, r := range rows {
 		items[i] = InboxItem{Thread: f.threadShape(r.thread, now), Message: messageShape(r.message), position: r.thread.TurnSeq, shared: &sharedJSON{}}
 	}
-	for _, w := range batch {
+	answers := make([]fanAnswer, len(batch))
+	var slots []int64
+	for i, w := range batch {
 		a := fanAnswer{upTo: upTo, covered: w.from < upTo}
 		if a.covered {
 			for i, r := range rows {
@@ -171,8 +218,43 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 				f.fan.served.Add(1)
 			}
 		}
-		w.done <- a
+		if a.covered && len(a.items) > 0 && w.slot != nil {
+			if slot := w.slot.Swap(0); slot != 0 {
+				slots = append(slots, slot)
+			}
+		}
+		answers[i] = a
 	}
+	// Before the answers, as releaseWait: a client's next wait never
+	// counts the one just answered.
+	if len(slots) > 0 {
+		f.deleteSlots(ctx, slots)
+	}
+	answerEach(batch, answers)
+}
+
+// answerEach gives each waiter its answer, on as many goroutines as the
+// process has cores (each answer may write to a connection: see
+// waitCall.afterLater), and returns once all are given.
+func answerEach(batch []*fanWaiter, answers []fanAnswer) {
+	chunk := len(batch)
+	if n := runtime.GOMAXPROCS(0); len(batch) >= 64*n {
+		chunk = (len(batch) + n - 1) / n
+	}
+	var wg sync.WaitGroup
+	for start := chunk; start < len(batch); start += chunk {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := start; i < min(start+chunk, len(batch)); i++ {
+				batch[i].then(answers[i])
+			}
+		}()
+	}
+	for i := range chunk {
+		batch[i].then(answers[i])
+	}
+	wg.Wait()
 }
 
 // visibleTo is the inbox's rule for one open turn of a thread not in a

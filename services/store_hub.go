@@ -39,6 +39,10 @@ type hub struct {
 	advances, turnAdvances atomic.Uint64
 
 	registrations atomic.Int64 // onAdvance and onTurn calls, for tests
+
+	// gather, when set, is held while an advance calls its waiters, so
+	// that the rounds they join start once all have joined (fanout.hold).
+	gather *fanout
 }
 
 // waitNews is how a waiting call hears of news: on registers wake, called
@@ -117,7 +121,12 @@ func (h *hub) waitTurn(who Caller, addressed bool) <-chan struct{} {
 // for everyone. The waiters that hold no goroutine are called after the
 // hub's lock is let go, from this goroutine.
 func (h *hub) advance(pos int64, audience ...string) {
-	for _, fn := range h.woken(pos, audience) {
+	calls := h.woken(pos, audience)
+	if h.gather != nil {
+		h.gather.hold()
+		defer h.gather.let()
+	}
+	for _, fn := range calls {
 		fn()
 	}
 }

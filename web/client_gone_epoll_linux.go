@@ -33,26 +33,54 @@ import (
 // epoll_wait: it is woken as goroutines are, and drains every event ready
 // at once.
 func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
+	w, id, ok := epollWatch(conn, goneWatch{gone: gone})
+	if !ok {
+		return nil, false
+	}
+	return func() {
+		// Once forgotten, the watcher neither peeks at the descriptor
+		// (which may be closed and reused after this call) nor calls gone.
+		w.forget(id)
+	}, true
+}
+
+// awaitRequest is watchGone for an answered keep-alive connection, which
+// it holds until the client's next request, without a goroutine
+// (inbox_idle.go): next is called once a byte of it is waiting, gone once
+// the client has gone away. stop forgets the watch, which calls neither
+// after it returns. ok false: the connection cannot be watched.
+func awaitRequest(conn net.Conn, next, gone func()) (stop func(), ok bool) {
+	w, id, ok := epollWatch(conn, goneWatch{gone: gone, next: next})
+	if !ok {
+		return nil, false
+	}
+	return func() { w.forget(id) }, true
+}
+
+// epollWatch registers conn with the process's epoll instance for watch,
+// one-shot, and answers its registration's id.
+func epollWatch(conn net.Conn, watch goneWatch) (w *goneWatcher, id uint64, ok bool) {
 	sc, isSocket := conn.(syscall.Conn)
 	if !isSocket {
-		return nil, false
+		return nil, 0, false
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return nil, false
+		return nil, 0, false
 	}
 	fd := -1
 	if rc.Control(func(f uintptr) { fd = int(f) }) != nil || fd < 0 {
-		return nil, false
+		return nil, 0, false
 	}
-	w := &epollWatcher
+	w = &epollWatcher
 	if w.start() != nil {
-		return nil, false
+		return nil, 0, false
 	}
+	watch.fd = fd
 	w.mu.Lock()
 	w.next++
-	id := w.next
-	w.watched[id] = goneWatch{fd: fd, gone: gone}
+	id = w.next
+	w.watched[id] = watch
 	w.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
 	err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev)
@@ -61,13 +89,9 @@ func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	}
 	if err != nil {
 		w.forget(id)
-		return nil, false
+		return nil, 0, false
 	}
-	return func() {
-		// Once forgotten, the watcher neither peeks at the descriptor
-		// (which may be closed and reused after this call) nor calls gone.
-		w.forget(id)
-	}, true
+	return w, id, true
 }
 
 // epollWatcher is the process's watcher of waiting reads' connections.
@@ -85,6 +109,7 @@ type goneWatcher struct {
 type goneWatch struct {
 	fd   int
 	gone func()
+	next func() // unless nil, called when a byte is waiting (awaitRequest)
 }
 
 // start opens the epoll instance, non-blocking and handed to Go's poller
@@ -149,8 +174,9 @@ func (w *goneWatcher) dispatch(events []syscall.EpollEvent) {
 }
 
 // fired peeks at a registered connection that became readable or was shut
-// down by its peer: gone at an end of stream or an error, nothing more for
-// a byte waiting (the next request), re-armed when it was neither.
+// down by its peer: gone at an end of stream or an error, next (or nothing
+// more) for a byte waiting (the next request), re-armed when it was
+// neither.
 func (w *goneWatcher) fired(id uint64) {
 	w.mu.Lock()
 	gw, ok := w.watched[id]
@@ -169,6 +195,9 @@ func (w *goneWatcher) fired(id uint64) {
 	case err == nil && n > 0:
 		delete(w.watched, id) // alive: the watch stops
 		w.mu.Unlock()
+		if gw.next != nil {
+			gw.next()
+		}
 		return
 	}
 	delete(w.watched, id)

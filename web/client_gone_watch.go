@@ -23,3 +23,8 @@ func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 	}()
 	return func() { close(done); stopWatch() }, true
 }
+
+// awaitRequest holds an answered keep-alive connection without a goroutine
+// on Linux only (client_gone_epoll_linux.go); elsewhere fasthttp serves it
+// on at once.
+func awaitRequest(net.Conn, func(), func()) (stop func(), ok bool) { return nil, false }

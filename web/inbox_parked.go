@@ -27,8 +27,7 @@ import (
 // headers the request's middlewares set (secureHeaders', its request id:
 // TestParkedInboxCalls compares them with an answer's given at once), its
 // log line is queued (late_lines.go), and
-// the connection goes back to fasthttp (ServeConn) for the client's next
-// request, in the goroutine that answered.
+// the connection waits for the client's next request (inbox_idle.go).
 //
 // Not parked, and served as before by a goroutine that waits: a request
 // that is not HTTP/1.1 keep-alive (its connection ends with the answer),
@@ -86,7 +85,7 @@ func (s *server) park(c *fiber.Ctx) *parkedCall {
 	// handler has returned.
 	line.id, line.method, line.route = strings.Clone(line.id), strings.Clone(line.method), strings.Clone(line.route)
 	p := &parkedCall{s: s, ctx: ctx, cancel: cancel, stopWatch: func() {}, start: time.Now(), line: line, ready: make(chan struct{})}
-	if !s.parked.add(p, s.maxConns-int(s.srv.GetOpenConnectionsCount())) {
+	if !s.parked.add(p, s.maxConns-int(s.srv.GetOpenConnectionsCount())-s.idle.count()) {
 		cancel()
 		return nil
 	}
@@ -107,7 +106,7 @@ func (p *parkedCall) answer(out services.Inbox, err error) {
 	p.mu.Unlock()
 	close(p.ready)
 	if conn != nil {
-		p.deliver(conn, conn)
+		p.deliver(conn, conn, false)
 	}
 }
 
@@ -146,7 +145,7 @@ func (p *parkedCall) hijacked(hj net.Conn) {
 	raw.SetReadDeadline(time.Time{})
 	if n > 0 {
 		<-p.ready
-		p.deliver(raw, &prefixedConn{Conn: hj, first: b[:1]})
+		p.deliver(raw, &prefixedConn{Conn: hj, first: b[:1]}, true)
 		return
 	}
 	p.mu.Lock()
@@ -154,13 +153,18 @@ func (p *parkedCall) hijacked(hj net.Conn) {
 	answered := p.answered
 	p.mu.Unlock()
 	if answered {
-		go p.deliver(raw, raw)
+		p.deliver(raw, raw, true)
 	}
 }
 
 // deliver writes the answer on raw, writes the log line, and serves next
 // (raw, or raw behind what was read of it) for the client's next request.
-func (p *parkedCall) deliver(raw, next net.Conn) {
+// From the service's round (services.Forum.InboxThen: it answers thousands
+// of calls from a few goroutines) it does not block: an answer the socket
+// does not take at once is written, and the connection served, in a
+// goroutine of its own. From the hijack's goroutine (inPlace), whose
+// fasthttp buffers a pipelined request may still be in, all is done there.
+func (p *parkedCall) deliver(raw, next net.Conn, inPlace bool) {
 	s := p.s
 	p.end()
 	s.late.begin()
@@ -172,21 +176,47 @@ func (p *parkedCall) deliver(raw, next net.Conn) {
 	}
 	closing := s.parked.closing()
 	*buf = appendAnswer((*buf)[:0], status, p.line.id, *body, retryAfter, closing)
-	took := time.Since(p.start)
-	err := writeAnswer(raw, *buf, s.writeTimeout)
 	putAnswerBuffer(body)
+	line := lateLine{line: p.line, status: status, r: r, took: time.Since(p.start)}
+	n, err := writeNow(raw, *buf)
+	if err == nil && n < len(*buf) {
+		rest := func() {
+			err := writeAnswer(raw, (*buf)[n:], s.writeTimeout)
+			putAnswerBuffer(buf)
+			p.delivered(raw, next, line, err != nil || closing, false)
+		}
+		if inPlace {
+			rest()
+		} else {
+			go rest()
+		}
+		return
+	}
 	putAnswerBuffer(buf)
-	// Its line is written after the answer, with the others of a wake
-	// (late_lines.go); its duration is the answer's.
-	s.late.add(lateLine{line: p.line, status: status, r: r, took: took})
+	p.delivered(raw, next, line, err != nil || closing, !inPlace)
+}
+
+// delivered follows an answer written (or not: end): its line is queued,
+// written after the answer with the others of a wake (late_lines.go), with
+// the answer's duration; then the connection is closed (end), or served
+// on in this goroutine, or (spawn) held until the client's next request
+// (holdIdle) or else served on in a goroutine of its own.
+func (p *parkedCall) delivered(raw, next net.Conn, line lateLine, end, spawn bool) {
+	s := p.s
+	s.late.add(line)
 	s.late.end()
 	p.out = services.Inbox{} // not kept for the connection's life
 	s.parked.done(p)
-	if err != nil || closing {
+	switch {
+	case end:
 		raw.Close()
-		return
+	case spawn:
+		if next != raw || !s.holdIdle(raw) {
+			go s.srv.ServeConn(next)
+		}
+	default:
+		s.srv.ServeConn(next)
 	}
-	s.srv.ServeConn(next)
 }
 
 // encode writes the answer's body into body and says its status, as the

@@ -98,11 +98,13 @@ type server struct {
 	// For the waiting inbox calls parked off their goroutines (inbox_parked.go).
 	srv            *fasthttp.Server
 	parked         *parkedCalls
+	idle           *idleConns    // their connections between requests (inbox_idle.go)
 	late           *lateLines    // the parked calls' log lines (late_lines.go)
 	faults         *faultlog.Log // the errors behind 500 and 503 answers
 	requestTimeout time.Duration
 	waitMax        time.Duration
 	writeTimeout   time.Duration
+	idleTimeout    time.Duration
 	maxConns       int
 }
 
@@ -121,8 +123,8 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	mcpTimeout := opts.RequestTimeout + time.Duration(forum.Limits().WaitMaxSeconds)*time.Second
 	s := &server{forum: forum, log: opts.Logger, openapi: doc, mcp: opts.MCP, oauth: opts.OAuth, mcpAuth: opts.MCPOAuth, mcpMax: opts.MCPMaxBytes, timeout: mcpTimeout, trusted: opts.TrustedProxies,
 		metrics: newMetrics(forum), scrape: opts.Metrics,
-		parked: &parkedCalls{}, requestTimeout: opts.RequestTimeout, waitMax: time.Duration(forum.Limits().WaitMaxSeconds) * time.Second,
-		writeTimeout: opts.WriteTimeout, maxConns: opts.MaxConns}
+		parked: &parkedCalls{}, idle: &idleConns{}, requestTimeout: opts.RequestTimeout, waitMax: time.Duration(forum.Limits().WaitMaxSeconds) * time.Second,
+		writeTimeout: opts.WriteTimeout, idleTimeout: opts.IdleTimeout, maxConns: opts.MaxConns}
 	cfg := fiber.Config{
 		AppName:               "parley",
 		DisableStartupMessage: true,
@@ -145,7 +147,7 @@ func New(forum *services.Forum, opts Options) (*fiber.App, error) {
 	s.srv.MaxIdleWorkerDuration = idleWorkers
 	s.late = newLateLines(s)
 	s.faults = faultlog.New(s.log)
-	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); s.late.flush(); return nil })
+	app.Hooks().OnShutdown(func() error { s.parked.stop(parkedGrace); s.idle.closeAll(); s.late.flush(); return nil })
 	s.refuseUnknownMethods(app)
 	s.limitBodies(app, opts.MCPMaxBytes, forum.Limits().BlobMaxBytes)
 	app.Use(secureHeaders)
