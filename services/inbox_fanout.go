@@ -197,7 +197,7 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 		items[i] = InboxItem{Thread: f.threadShape(r.thread, now), Message: messageShape(r.message), position: r.thread.TurnSeq, shared: &sharedJSON{}}
 	}
 	answers := make([]fanAnswer, len(batch))
-	var slots []int64
+	var slots, tokens []int64
 	for i, w := range batch {
 		a := fanAnswer{upTo: upTo, covered: w.from < upTo}
 		if a.covered {
@@ -220,17 +220,19 @@ func (f *Forum) fanRound(batch []*fanWaiter) {
 		}
 		if a.covered && len(a.items) > 0 && w.slot != nil {
 			if slot := w.slot.Swap(0); slot != 0 {
-				slots = append(slots, slot)
+				slots, tokens = append(slots, slot), append(tokens, w.who.TokenID)
 			}
 		}
 		answers[i] = a
 	}
 	// Before the answers, as releaseWait: a client's next wait never
-	// counts the one just answered.
+	// counts the one just answered (releaseServed).
+	released := func() {}
 	if len(slots) > 0 {
-		f.deleteSlots(ctx, slots)
+		released = f.releaseServed(ctx, tokens, slots)
 	}
 	answerEach(batch, answers)
+	released()
 }
 
 // answerEach gives each waiter its answer, on as many goroutines as the
