@@ -33,7 +33,7 @@ import (
 // epoll_wait: it is woken as goroutines are, and drains every event ready
 // at once.
 func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
-	w, id, ok := epollWatch(conn, goneWatch{gone: gone})
+	w, id, ok := epollWatch(conn, goneWatch{gone: gone}, false)
 	if !ok {
 		return nil, false
 	}
@@ -50,7 +50,7 @@ func watchGone(conn net.Conn, gone func()) (stop func(), ok bool) {
 // the client has gone away. stop forgets the watch, which calls neither
 // after it returns. ok false: the connection cannot be watched.
 func awaitRequest(conn net.Conn, next, gone func()) (stop func(), ok bool) {
-	w, id, ok := epollWatch(conn, goneWatch{gone: gone, next: next})
+	w, id, ok := epollWatch(conn, goneWatch{gone: gone, next: next}, true)
 	if !ok {
 		return nil, false
 	}
@@ -58,8 +58,11 @@ func awaitRequest(conn net.Conn, next, gone func()) (stop func(), ok bool) {
 }
 
 // epollWatch registers conn with the process's epoll instance for watch,
-// one-shot, and answers its registration's id.
-func epollWatch(conn net.Conn, watch goneWatch) (w *goneWatcher, id uint64, ok bool) {
+// one-shot, and answers its registration's id. known: conn was most
+// likely registered before (an answered call's connection, watched while
+// it waited), so its registration is modified first, saving the system
+// call of an ADD refused EEXIST.
+func epollWatch(conn net.Conn, watch goneWatch, known bool) (w *goneWatcher, id uint64, ok bool) {
 	sc, isSocket := conn.(syscall.Conn)
 	if !isSocket {
 		return nil, 0, false
@@ -83,9 +86,13 @@ func epollWatch(conn net.Conn, watch goneWatch) (w *goneWatcher, id uint64, ok b
 	w.watched[id] = watch
 	w.mu.Unlock()
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | syscall.EPOLLONESHOT, Fd: int32(uint32(id)), Pad: int32(uint32(id >> 32))}
-	err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_ADD, fd, &ev)
-	if err == syscall.EEXIST { // left by an earlier wait of this connection
-		err = syscall.EpollCtl(w.epfd, syscall.EPOLL_CTL_MOD, fd, &ev)
+	add, mod := syscall.EPOLL_CTL_ADD, syscall.EPOLL_CTL_MOD
+	if known {
+		add, mod = mod, add
+	}
+	err = syscall.EpollCtl(w.epfd, add, fd, &ev)
+	if err == syscall.EEXIST || err == syscall.ENOENT { // registered before (by an earlier wait of this connection), or not
+		err = syscall.EpollCtl(w.epfd, mod, fd, &ev)
 	}
 	if err != nil {
 		w.forget(id)
