@@ -157,9 +157,11 @@ func (f *Forum) openWait(ctx context.Context, who Caller, left time.Duration) (s
 	return id, nil
 }
 
-// slotReleases batches the releases of waiting calls' slots: one ask to
-// anyone ends thousands of waits at once, and a DELETE (and a commit) each
-// cost more than their reads. A release joins the batch being gathered
+// slotReleases batches the releases of waiting calls' slots: thousands of
+// waits may end at once (their waits passing together, their clients
+// leaving, a wake-up's calls read again), and a DELETE (and a commit)
+// each cost more than their reads. (The calls a round serves are released
+// by the round itself: releaseServed.) A release joins the batch being gathered
 // and returns once a statement has deleted its row — before the call
 // answers, as before, so that a client's next wait never counts its last
 // one. While one batch's statement runs, the next gathers (group commit).
