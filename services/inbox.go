@@ -244,13 +244,13 @@ func (f *Forum) inboxCall(ctx context.Context, who Caller, q InboxQuery) (*inbox
 		// The shared read is bounded by its round's own deadline (fanRound):
 		// the thousands of calls one ask wakes take no timer each.
 		if shared && from > 0 {
-			box, upTo, ok, err := f.sharedInbox(ctx, waiter())
+			w := waiter()
+			a, ok, err := f.sharedInbox(ctx, &w)
 			if err != nil {
 				return false, err
 			}
 			if ok {
-				*out, from = box, max(from, upTo)
-				return len(out.Items) > 0, nil
+				return served(&w, a), nil
 			}
 		}
 		return own(ctx)

@@ -92,20 +92,16 @@ func (w *fanWaiter) page(a fanAnswer) Inbox {
 // sharedInbox reads a woken waiter's inbox through a round, in the calling
 // goroutine: ok false when the round did not cover it (it then reads its
 // own).
-func (f *Forum) sharedInbox(ctx context.Context, w fanWaiter) (box Inbox, upTo int64, ok bool, err error) {
+func (f *Forum) sharedInbox(ctx context.Context, w *fanWaiter) (a fanAnswer, ok bool, err error) {
 	done := make(chan fanAnswer, 1)
 	w.then = func(a fanAnswer) { done <- a }
-	f.joinRound(&w)
-	var a fanAnswer
+	f.joinRound(w)
 	select {
 	case a = <-done:
 	case <-ctx.Done():
-		return Inbox{}, 0, false, ctx.Err()
+		return fanAnswer{}, false, ctx.Err()
 	}
-	if a.err != nil || !a.covered {
-		return Inbox{}, 0, false, a.err
-	}
-	return w.page(a), a.upTo, true, nil
+	return a, a.err == nil && a.covered, a.err
 }
 
 // joinRound adds w to the next round, which calls w.then.
