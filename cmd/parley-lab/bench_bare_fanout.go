@@ -56,10 +56,10 @@ func (b *bare) inbox(c *fiber.Ctx) error {
 		return c.Status(400).JSON(fiber.Map{"error": fiber.Map{"reason": "invalid_body"}})
 	}
 	f := b.fan
+	f.parked.Add(1) // before the wake is taken: a wake that finds none parked skips its read (listen)
 	f.mu.Lock()
 	w := f.next
 	f.mu.Unlock()
-	f.parked.Add(1)
 	t := time.NewTimer(time.Duration(wait) * time.Second)
 	select {
 	case <-w.done:
@@ -102,6 +102,9 @@ func (b *bare) listen(ctx context.Context, dbURL string) error {
 		fields := strings.Fields(n.Payload)
 		if len(fields) < 2 || !contains(fields[1:], services.Anyone) {
 			continue // a self-check's probe, or a turn for someone in particular
+		}
+		if b.fan.parked.Load() == 0 {
+			continue // nobody to answer: no read beside Parley's own round of the bench
 		}
 		body, err := b.newestTurn(ctx)
 		if err != nil {
