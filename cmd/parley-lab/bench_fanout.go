@@ -46,10 +46,11 @@ import (
 // ulimit -n: a connection is a file). It collects its heap just before the
 // ask, and reads the answers into pooled buffers (answerBodies), so that
 // no collection of its own — which scans ten thousand goroutines' stacks,
-// 100 ms of CPU — falls in the wake it measures, on the servers' cores. A call keeps its connection open
-// until every call is answered, as an agent that calls again keeps it;
-// with closeAtOnce each closes it as its answer arrives, so that the
-// servers close ten thousand connections during the wake.
+// 100 ms of CPU — falls in the wake it measures, on the servers' cores.
+// A call keeps its connection open until every call is answered, as an
+// agent that calls again keeps it; with closeAtOnce each closes it as its
+// answer arrives, so that the servers close ten thousand connections
+// during the wake.
 //
 // With bare servers (`parley-lab bench bare`, fanoutServer.bare) it
 // measures the limit the same way: the calls wait at the bare handlers,
