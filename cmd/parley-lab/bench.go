@@ -249,12 +249,14 @@ func runOp(ctx context.Context, client benchClient, st *stage, op string, d time
 		all []time.Duration
 		bad = map[string]int{}
 	)
+	st.runs++
+	run := st.runs
 	start := time.Now()
 	for i, agent := range st.agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{st: st, agent: agent, client: client.forAgent(agent.secret), n: i}
+			w := &worker{st: st, agent: agent, client: client.forAgent(agent.secret), n: i, run: run}
 			if op == "deliver" {
 				w.waiter = second.forAgent(agent.secret)
 				w.poster = client.forAgent(st.agents[(i+1)%len(st.agents)].secret)
@@ -279,6 +281,7 @@ type stage struct {
 	big     string   // a thread of 500 messages, for reads
 	hot     *hotThread
 	round   int // of --rounds, in the bodies
+	runs    int // runOp's runs so far, in the bodies: no two runs post the same body
 	human   services.Caller
 	breaks  int // breakRuns' notes so far
 }

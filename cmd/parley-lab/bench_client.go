@@ -43,6 +43,7 @@ type worker struct {
 	agent  benchAgent
 	client *agentClient
 	n      int
+	run    int // the stage's run, so that the same agent's bodies differ from run to run (the bare handler's too)
 	seq    int
 	cursor string
 	etag   string
@@ -100,7 +101,7 @@ func (w *worker) loop(ctx context.Context, op string) ([]time.Duration, map[stri
 func (w *worker) once(ctx context.Context, op string) (reply, error) {
 	w.seq++
 	note := func(thread string) map[string]any {
-		return map[string]any{"kind": "note", "thread": thread, "body": fmt.Sprintf("agent %d, note %d.%d: a measured remark", w.n, w.st.round, w.seq),
+		return map[string]any{"kind": "note", "thread": thread, "body": fmt.Sprintf("agent %d, note %d.%d.%d: a measured remark", w.n, w.st.round, w.run, w.seq),
 			"from": map[string]any{"extension": fmt.Sprintf("w%d", w.seq%4)}}
 	}
 	switch op {
