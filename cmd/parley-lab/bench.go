@@ -190,7 +190,7 @@ func runBench(args []string) error {
 					if err := stage.breakRuns(ctx, forum); err != nil {
 						return err
 					}
-					if err := settle(ctx, cfg.DB); err != nil {
+					if err := settle(ctx, cfg.DB, postTables); err != nil {
 						return err
 					}
 				}

@@ -65,10 +65,9 @@ func runFanout(ctx context.Context, forum *services.Forum, dbURL string, srv [2]
 	if err := toks.ensure(ctx, forum, waiters); err != nil {
 		return benchResult{}, err
 	}
-	// Each round leaves ten thousand dead slot rows, and rate windows;
-	// autovacuum clears them between bursts, but a cluster run with it off
-	// (this machine's is) would slow each round more than the last.
-	if _, err := conn.Exec(ctx, "VACUUM (ANALYZE) streams, rate_windows"); err != nil {
+	// Each round leaves ten thousand dead slot rows, and rate windows:
+	// unvacuumed, they slowed each round more than the last.
+	if err := settle(ctx, dbURL, "(ANALYZE) streams, rate_windows"); err != nil {
 		return benchResult{}, fmt.Errorf("fanout: %w", err)
 	}
 	since, err := forum.CurrentCursor(ctx)

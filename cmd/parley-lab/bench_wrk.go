@@ -97,7 +97,7 @@ func runBenchWrk(args []string) error {
 	var results []wrkResult
 	for round := range max(1, *rounds) {
 		for _, b := range roundOrder(round) {
-			if err := settle(ctx, cfg.DB); err != nil {
+			if err := settle(ctx, cfg.DB, postTables); err != nil {
 				return err
 			}
 			r, err := w.run(b, fmt.Sprintf("%s.%d%s", run, round, b), *duration)
@@ -128,28 +128,34 @@ func roundOrder(round int) []string {
 	return []string{wrkBindings[1], wrkBindings[0]}
 }
 
-// settle vacuums, on PostgreSQL, the tables every post rewrites a row of
-// before a run, so that no run starts among the dead row versions of the
-// one before it. A post updates its thread's row, and that update cannot
-// be HOT (activity_seq, which lists threads in order of activity, is
-// indexed), so each one leaves a dead version and an index entry in every
-// index of threads; eight seconds of posts into 2,000 threads left 30,000
-// of them, and PostgreSQL's CPU per post rose from 1.8 to 3.2 ms within
-// 40 s until autovacuum came by. An SQLite forum is left as it is.
-func settle(ctx context.Context, dbURL string) error {
+// settle vacuums, on PostgreSQL, what a run rewrites before the run
+// (vacuum: VACUUM's options and tables), so that no run starts among the
+// dead row versions of the one before it — this machine's cluster, like
+// any with autovacuum off or behind, would leave them. postTables are
+// those every post rewrites a row of: a post updates its thread's row,
+// and that update cannot be HOT (activity_seq, which lists threads in
+// order of activity, is indexed), so each one leaves a dead version and
+// an index entry in every index of threads; eight seconds of posts into
+// 2,000 threads left 30,000 of them, and PostgreSQL's CPU per post rose
+// from 1.8 to 3.2 ms within 40 s until autovacuum came by. An SQLite forum
+// is left as it is.
+func settle(ctx context.Context, dbURL, vacuum string) error {
 	if !models.IsPostgres(dbURL) {
 		return nil
 	}
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		return fmt.Errorf("bench wrk: vacuum: %w", err)
+		return fmt.Errorf("bench: vacuum: %w", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "VACUUM threads, rate_windows, tokens"); err != nil {
-		return fmt.Errorf("bench wrk: vacuum: %w", err)
+	if _, err := conn.Exec(ctx, "VACUUM "+vacuum); err != nil {
+		return fmt.Errorf("bench: vacuum: %w", err)
 	}
 	return nil
 }
+
+// postTables are the tables a posts run rewrites (settle).
+const postTables = "threads, rate_windows, tokens"
 
 // writeWrkStage makes the tokens and the threads and writes them, one a
 // line ("token SECRET", "thread ID"), to dir/stage.txt beside the scripts.
